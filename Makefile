@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# make demo        build everything, boot the patched kernel, profile a
+#                  program built without frame pointers, print its stacks
+# make test        build what is stale, run every test, "N passed, N failed"
+# make test-debug  the guest tests on the debug kernel (lockdep, KASAN, ...)
+# make help        everything else
+
+REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD_DIR ?= $(abspath $(REPO)/../build-$(notdir $(REPO)))
+export BUILD_DIR
+TREE ?= $(BUILD_DIR)/linux
+export TREE
+
+KERNEL := $(BUILD_DIR)/kbuild/guest/arch/x86/boot/bzImage
+KERNEL_DEBUG := $(BUILD_DIR)/kbuild/debug/arch/x86/boot/bzImage
+PERF := $(BUILD_DIR)/perf/perf
+WORKLOADS := $(BUILD_DIR)/workloads
+
+.PHONY: help deps tree tree-reset tree-status export kernel kernel-debug \
+	perf workloads build test test-debug demo vm checkpatch
+
+help:
+	@sed -n '3,8s/^# \{0,1\}//p' Makefile
+	@echo "make deps         apt-get install what is missing"
+	@echo "make tree         unpack linux-source + apply patches/ into $(TREE)"
+	@echo "make tree-status  does $(TREE) match patches/?"
+	@echo "make tree-reset   re-create $(TREE), discarding local work"
+	@echo "make export       write $(TREE)'s commits back into patches/"
+	@echo "make kernel       $(KERNEL)"
+	@echo "make kernel-debug $(KERNEL_DEBUG)"
+	@echo "make perf         $(PERF)"
+	@echo "make workloads    test programs in $(WORKLOADS)"
+	@echo "make vm CMD='...' boot the kernel and run CMD (or: scripts/vm -- CMD)"
+	@echo "make checkpatch   scripts/checkpatch.pl on every patch of the series"
+
+deps:
+	@$(REPO)/scripts/deps.sh
+
+tree: deps
+	@$(REPO)/scripts/tree.sh prepare
+tree-reset: deps
+	@FORCE=1 $(REPO)/scripts/tree.sh fresh
+tree-status:
+	@$(REPO)/scripts/tree.sh status
+export:
+	@$(REPO)/scripts/tree.sh export
+
+kernel: tree
+	@$(REPO)/scripts/build-kernel.sh guest
+kernel-debug: tree
+	@$(REPO)/scripts/build-kernel.sh debug
+perf: tree
+	@$(REPO)/scripts/build-perf.sh
+workloads:
+	@$(MAKE) -s -C $(REPO)/tests/workloads OUT=$(WORKLOADS)
+build: kernel perf workloads
+
+vm:
+	@$(REPO)/scripts/vm -- sh -c '$(CMD)'
+
+test:
+	@$(REPO)/scripts/test.sh
+test-debug:
+	@$(REPO)/scripts/test.sh --debug
+demo:
+	@$(REPO)/scripts/demo.sh
+
+checkpatch: tree
+	@cd $(TREE) && for p in $(REPO)/patches/[0-9]*.patch; do \
+		case $$p in */0000-cover-letter.patch) continue;; esac; \
+		scripts/checkpatch.pl --quiet --no-tree $$p || exit 1; done; echo "checkpatch: clean"

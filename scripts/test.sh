@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test.sh [--debug] - build what is stale, run the host tests, then the
+# guest tests in one boot, check the guest kernel's log, and print one line
+# per test and a final "N passed, N failed, N skipped".  Exit 1 if
+# anything failed.  --debug runs the guest tests on the debug kernel.
+#
+# With CI=true the kernel tree is always re-created from the tarball and
+# the series (ccache keeps that quick): a cache never stands in for a build.
+
+set -uo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+export BUILD_DIR=${BUILD_DIR:-$(dirname "$REPO")/build-$(basename "$REPO")}
+export TREE=${TREE:-$BUILD_DIR/linux}
+variant=guest
+[ "${1:-}" = --debug ] && variant=debug
+out=$BUILD_DIR/test-results/$variant
+rm -rf "$out"
+mkdir -p "$out"
+results=$out/results.txt
+: > "$results"
+t0=$SECONDS
+
+phase_start=$SECONDS
+phase() {
+	local now=$SECONDS
+	echo "=== $1 ($((now - phase_start))s, total $((now - t0))s)"
+	phase_start=$now
+}
+abort() {
+	echo "test: $*" >&2
+	echo "not ok - $*" >> "$results"
+	summary
+	exit 1
+}
+summary() {
+	local pass fail skip
+	pass=$(grep -c '^ok - ' "$results" | head -1)
+	skip=$(grep -c '^ok - .* # SKIP' "$results" | head -1)
+	fail=$(grep -c '^not ok - ' "$results" | head -1)
+	pass=$((pass - skip))
+	echo
+	echo "time: $((SECONDS - t0))s; results in $out"
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" = 0 ]
+}
+
+echo "=== deps"
+"$REPO/scripts/deps.sh" || abort "installing dependencies failed"
+phase "deps done"
+
+if [ "${CI:-}" = true ]; then
+	FORCE=1 "$REPO/scripts/tree.sh" fresh || abort "kernel tree: cannot apply the series"
+else
+	"$REPO/scripts/tree.sh" prepare || abort "kernel tree does not match the series (see above)"
+fi
+phase "tree ready"
+
+"$REPO/scripts/build-kernel.sh" "$variant" || abort "kernel build ($variant) failed"
+phase "kernel built"
+"$REPO/scripts/build-perf.sh" || abort "perf build failed"
+phase "perf built"
+make -s -C "$REPO/tests/workloads" OUT="$BUILD_DIR/workloads" || abort "workload build failed"
+phase "workloads built"
+
+# Host tests: tests/host/*.sh, each a TAP-style stream like the guest's.
+if [ $variant = guest ]; then
+	for t in "$REPO"/tests/host/[0-9]*.sh; do
+		bash "$t" 2>&1 | tee -a "$out/host.log" | grep -E '^(not )?ok - |^    #' | tee -a "$results"
+	done
+	phase "host tests done"
+fi
+
+# Guest tests, one boot.
+vmargs=(--log "$out/kernel.log" --scratch "$out/scratch")
+[ $variant = debug ] && vmargs+=(--debug)
+"$REPO/scripts/vm" "${vmargs[@]}" -- env PERF="$BUILD_DIR/perf/perf" \
+	WORKLOADS="$BUILD_DIR/workloads" VERBOSE="${VERBOSE:-0}" \
+	"$REPO/tests/guest/run.sh" > "$out/guest.log" 2>&1
+rc=$?
+grep -E '^(not )?ok - |^    #' "$out/guest.log" | tee -a "$results"
+if [ $rc != 0 ]; then
+	sed 's/^/    # /' "$out/guest.log" | grep -v -E '^    # (not )?ok - ' | tail -n 30
+	echo "not ok - guest test run (vm exit $rc)" | tee -a "$results"
+fi
+if "$REPO/scripts/klog-check.sh" "$out/kernel.log" > "$out/klog-check.txt"; then
+	echo "ok - guest kernel log has no WARNING/BUG/Oops/lockdep/KASAN/UBSAN report" | tee -a "$results"
+else
+	sed 's/^/    # /' "$out/klog-check.txt"
+	echo "not ok - guest kernel log has reports (see $out/kernel.log)" | tee -a "$results"
+fi
+phase "guest tests done"
+
+summary
