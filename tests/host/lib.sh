@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Sourced by host tests: ok/not ok lines like the guest's.
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$(dirname "$REPO")/build-$(basename "$REPO")}
 HT=$(mktemp -d /tmp/hosttest.XXXXXX)
 trap 'rm -rf "$HT"' EXIT
 
