@@ -67,6 +67,8 @@ demo:
 	@$(REPO)/scripts/demo.sh
 
 checkpatch: tree
-	@cd $(TREE) && for p in $(REPO)/patches/[0-9]*.patch; do \
+	@cd $(TREE) && n=0; for p in $(REPO)/patches/[0-9][0-9][0-9][0-9]-*.patch; do \
+		[ -f "$$p" ] || continue; \
 		case $$p in */0000-cover-letter.patch) continue;; esac; \
-		scripts/checkpatch.pl --quiet --no-tree $$p || exit 1; done; echo "checkpatch: clean"
+		n=$$((n + 1)); scripts/checkpatch.pl --quiet --no-tree --strict $$p || exit 1; done; \
+		echo "checkpatch: $$n patches clean"

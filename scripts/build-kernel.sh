@@ -24,6 +24,8 @@ JOBS=${JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-/var/cache/sframe-ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 export CCACHE_COMPILERCHECK=content
+# Paths relative to the build directory: hits across clones and build dirs.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD_DIR}
 
 case $VARIANT in
 guest) frags=("$REPO/config/guest.config") ;;

@@ -14,6 +14,8 @@ OUT=$BUILD_DIR/perf
 JOBS=${JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-/var/cache/sframe-ccache}
 export CCACHE_COMPILERCHECK=content
+# Paths relative to the build directory: hits across clones and build dirs.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD_DIR}
 
 gen=$("$REPO/scripts/tree.sh" generation)
 [ -n "$gen" ] || { echo "build-perf: $TREE is not ready (run make tree)" >&2; exit 1; }

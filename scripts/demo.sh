@@ -28,6 +28,7 @@ prog=$BUILD_DIR/workloads/chain-nofp
 cd /tmp
 echo "guest: \$(uname -r), \$(nproc) CPUs"
 for cg in fp dwarf; do
+	mode=full; [ \$cg = fp ] && mode=truncated
 	echo
 	echo "### perf record -e cpu-clock --call-graph \$cg -- chain-nofp (built without frame pointers)"
 	\$perf record -q -e cpu-clock -F 1000 --call-graph \$cg -o perf.\$cg -- \$prog 1500 2>/dev/null
@@ -35,7 +36,8 @@ for cg in fp dwarf; do
 		--percent-limit 5 -q 2>/dev/null | sed '/^\$/d' | head -n 20
 	\$perf script -i perf.\$cg -F comm,tid,ip,sym,dso > script.\$cg 2>/dev/null
 	python3 $REPO/tests/lib/stacks.py --comm chain-nofp --top chain_leaf \\
-		--expect chain_leaf,chain_c,chain_b,chain_a,main --mode full --min 1 script.\$cg || true
+		--expect chain_leaf,chain_c,chain_b,chain_a,main --mode \$mode --min 1 script.\$cg |
+		sed "s/^OK\$/=> as expected today: the stacks are \$mode/"
 	ls -l perf.\$cg | awk '{printf "perf.data size: %d bytes\n", \$5}'
 done
 GUEST
