@@ -68,7 +68,15 @@ phase "workloads built"
 # Host tests: tests/host/*.sh, each a TAP-style stream like the guest's.
 if [ $variant = guest ]; then
 	for t in "$REPO"/tests/host/[0-9]*.sh; do
-		bash "$t" 2>&1 | tee -a "$out/host.log" | grep -E '^(not )?ok - |^    #' | tee -a "$results"
+		bash "$t" > "$out/host.$$" 2>&1
+		rc=$?
+		cat "$out/host.$$" >> "$out/host.log"
+		grep -E '^(not )?ok - |^    #' "$out/host.$$" | tee -a "$results"
+		if [ $rc != 0 ] && ! grep -q '^not ok - ' "$out/host.$$"; then
+			tail -n 10 "$out/host.$$" | sed 's/^/    # /'
+			echo "not ok - $(basename "$t") exited $rc" | tee -a "$results"
+		fi
+		rm -f "$out/host.$$"
 	done
 	phase "host tests done"
 fi
@@ -81,6 +89,11 @@ vmargs=(--log "$out/kernel.log" --scratch "$out/scratch")
 	"$REPO/tests/guest/run.sh" > "$out/guest.log" 2>&1
 rc=$?
 grep -E '^(not )?ok - |^    #' "$out/guest.log" | tee -a "$results"
+want=$(cd "$REPO/tests/guest" && ls [0-9]*.sh | wc -l)
+got=$(grep -cE '^(not )?ok - ' "$out/guest.log")
+if [ "$got" != "$want" ]; then
+	echo "not ok - guest tests: $got results for $want tests" | tee -a "$results"
+fi
 if [ $rc != 0 ]; then
 	sed 's/^/    # /' "$out/guest.log" | grep -v -E '^    # (not )?ok - ' | tail -n 30
 	echo "not ok - guest test run (vm exit $rc)" | tee -a "$results"

@@ -3,7 +3,8 @@
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$(dirname "$REPO")/build-$(basename "$REPO")}
 HT=$(mktemp -d /tmp/hosttest.XXXXXX)
-trap 'rm -rf "$HT"' EXIT
+HT_FAILED=0
+trap 'rm -rf "$HT"; exit $HT_FAILED' EXIT
 
 # expect NAME WANT_STATUS WANT_TEXT -- CMD...: run CMD, pass if it exits
 # with WANT_STATUS ("nonzero" for any failure) and its output contains
@@ -23,5 +24,6 @@ expect() {
 		echo "not ok - $name (exit $rc, want $want)"
 	fi
 	sed 's/^/    # /' "$HT/.out" | tail -n 20
+	HT_FAILED=1
 	return 1
 }
