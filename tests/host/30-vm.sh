@@ -19,3 +19,6 @@ expect "vm: kernel panic is reported" 125 "kernel panic" -- \
 	"$vm" -- sh -c 'echo c > /proc/sysrq-trigger; sleep 60'
 expect "vm: a hung guest is killed at the timeout" 124 "did not finish within 15s" -- \
 	"$vm" --timeout 15 -- sleep 600
+echo marker > "$HT/marker"
+expect "vm: a current directory under /tmp stays visible in the guest" 0 "^visible$" -- \
+	sh -c "cd '$HT' && '$vm' -- sh -c 'grep -q marker marker && echo visible'"
