@@ -15,17 +15,9 @@
 
 set -euo pipefail
 
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-BUILD_DIR=${BUILD_DIR:-$(dirname "$REPO")/build-$(basename "$REPO")}
-TREE=${TREE:-$BUILD_DIR/linux}
+. "$(dirname "$0")/build-common.sh"
 VARIANT=${1:-guest}
 OUT=$BUILD_DIR/kbuild/$VARIANT
-JOBS=${JOBS:-$(nproc)}
-export CCACHE_DIR=${CCACHE_DIR:-/var/cache/sframe-ccache}
-export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
-export CCACHE_COMPILERCHECK=content
-# Paths relative to the build directory: hits across clones and build dirs.
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD_DIR}
 
 case $VARIANT in
 guest) frags=("$REPO/config/guest.config") ;;
@@ -33,16 +25,8 @@ debug) frags=("$REPO/config/guest.config" "$REPO/config/debug.config") ;;
 *) echo "build-kernel: unknown variant '$VARIANT' (guest or debug)" >&2; exit 2 ;;
 esac
 
-gen=$("$REPO/scripts/tree.sh" generation)
-[ -n "$gen" ] || { echo "build-kernel: $TREE is not ready (run make tree)" >&2; exit 1; }
-if [ "$(cat "$OUT/.tree-generation" 2>/dev/null)" != "$gen" ]; then
-	rm -rf "$OUT"
-	mkdir -p "$OUT"
-	echo "$gen" > "$OUT/.tree-generation"
-fi
+use_objdir "$OUT" build-kernel
 
-cc="gcc"
-command -v ccache > /dev/null && cc="ccache gcc"
 # Fixed build identity: ccache hits across rebuilds, reproducible images.
 kmake=(make -C "$TREE" O="$OUT" ARCH=x86_64 CC="$cc" HOSTCC="$cc" -j"$JOBS"
        KBUILD_BUILD_USER=sframe KBUILD_BUILD_HOST=qemu

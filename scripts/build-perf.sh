@@ -7,26 +7,11 @@
 
 set -euo pipefail
 
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-BUILD_DIR=${BUILD_DIR:-$(dirname "$REPO")/build-$(basename "$REPO")}
-TREE=${TREE:-$BUILD_DIR/linux}
+. "$(dirname "$0")/build-common.sh"
 OUT=$BUILD_DIR/perf
-JOBS=${JOBS:-$(nproc)}
-export CCACHE_DIR=${CCACHE_DIR:-/var/cache/sframe-ccache}
-export CCACHE_COMPILERCHECK=content
-# Paths relative to the build directory: hits across clones and build dirs.
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD_DIR}
 
-gen=$("$REPO/scripts/tree.sh" generation)
-[ -n "$gen" ] || { echo "build-perf: $TREE is not ready (run make tree)" >&2; exit 1; }
-if [ "$(cat "$OUT/.tree-generation" 2>/dev/null)" != "$gen" ]; then
-	rm -rf "$OUT"
-	mkdir -p "$OUT"
-	echo "$gen" > "$OUT/.tree-generation"
-fi
+use_objdir "$OUT" build-perf
 
-cc=gcc
-command -v ccache > /dev/null && cc="ccache gcc"
 # No scripting, no BPF skeletons (no clang here), no libunwind: libdw
 # does the DWARF unwinding.
 make -C "$TREE/tools/perf" O="$OUT" -j"$JOBS" CC="$cc" HOSTCC="$cc" \
