@@ -2,9 +2,7 @@
 # Sourced by build-kernel.sh and build-perf.sh: paths, ccache, and the tie
 # between an object directory and the tree generation it was built from.
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD_DIR=${BUILD_DIR:-$(dirname "$REPO")/build-$(basename "$REPO")}
-TREE=${TREE:-$BUILD_DIR/linux}
+. "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
 JOBS=${JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-/var/cache/sframe-ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}

@@ -9,9 +9,7 @@
 # truncated: that is today's behaviour, and the demo says so.
 
 set -euo pipefail
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-export BUILD_DIR=${BUILD_DIR:-$(dirname "$REPO")/build-$(basename "$REPO")}
-export TREE=${TREE:-$BUILD_DIR/linux}
+. "$(dirname "$0")/paths.sh"
 
 "$REPO/scripts/deps.sh"
 "$REPO/scripts/tree.sh" prepare

@@ -11,9 +11,7 @@
 
 set -uo pipefail
 
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-export BUILD_DIR=${BUILD_DIR:-$(dirname "$REPO")/build-$(basename "$REPO")}
-export TREE=${TREE:-$BUILD_DIR/linux}
+. "$(dirname "$0")/paths.sh"
 variant=guest
 [ "${1:-}" = --debug ] && variant=debug
 out=$BUILD_DIR/test-results/$variant

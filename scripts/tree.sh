@@ -25,9 +25,7 @@
 
 set -euo pipefail
 
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-BUILD_DIR=${BUILD_DIR:-$(dirname "$REPO")/build-$(basename "$REPO")}
-TREE=${TREE:-$BUILD_DIR/linux}
+. "$(dirname "$0")/paths.sh"
 LINUX_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 PATCHES=${PATCHES:-$REPO/patches}
 BASE_VERSION=${BASE_VERSION:-6.12}

@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Sourced by host tests: ok/not ok lines like the guest's.
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD_DIR=${BUILD_DIR:-$(dirname "$REPO")/build-$(basename "$REPO")}
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/paths.sh"
 HT=$(mktemp -d /tmp/hosttest.XXXXXX)
 HT_FAILED=0
 trap 'rm -rf "$HT"; exit $HT_FAILED' EXIT
