@@ -12,9 +12,14 @@ expect "vm: guest has 2 CPUs, host / read-only, scratch writable at the host pat
 expect "vm: file written in the guest scratch is on the host" 0 "" -- grep -qx x "$HT/scratch/f"
 expect "vm: missing kernel is named" 125 "no kernel at /nonexistent/bzImage" -- \
 	"$vm" --kernel /nonexistent/bzImage -- true
-head -c 4096 /dev/urandom > "$HT/junk"
-expect "vm: a kernel that does not boot is reported" 125 "did not boot|stopped before|did not finish" -- \
-	"$vm" --accel tcg --timeout 30 --kernel "$HT/junk" -- true
+# QEMU refuses an image whose setup size (byte 0x1f1) exceeds the file...
+{ head -c $((0x1f1)) /dev/zero; printf '\377'; head -c 3606 /dev/zero; } > "$HT/junk-header"
+expect "vm: an image QEMU refuses is reported" 125 "vm: +qemu: .*invalid kernel header" -- \
+	"$vm" --accel tcg --timeout 30 --kernel "$HT/junk-header" -- true
+# ...and loads one of zeros, which then never prints a kernel banner.
+head -c 4096 /dev/zero > "$HT/junk-zero"
+expect "vm: a kernel that never starts is reported at the boot timeout" 125 "did not boot .*within 10s" -- \
+	env VM_BOOT_TIMEOUT=10 "$vm" --accel tcg --timeout 30 --kernel "$HT/junk-zero" -- true
 expect "vm: kernel panic is reported" 125 "kernel panic" -- \
 	"$vm" -- sh -c 'echo c > /proc/sysrq-trigger; sleep 60'
 expect "vm: a hung guest is killed at the timeout" 124 "did not finish within 15s" -- \
