@@ -80,10 +80,12 @@ if [ $variant = guest ]; then
 fi
 
 # Guest tests, one boot.
-vmargs=(--log "$out/kernel.log" --scratch "$out/scratch")
+# kunit.enable=1: the built-in KUnit suites run at boot, results in dmesg.
+vmargs=(--log "$out/kernel.log" --scratch "$out/scratch" --append "kunit.enable=1")
 [ $variant = debug ] && vmargs+=(--debug)
 "$REPO/scripts/vm" "${vmargs[@]}" -- env PERF="$BUILD_DIR/perf/perf" \
 	WORKLOADS="$BUILD_DIR/workloads" VERBOSE="${VERBOSE:-0}" \
+	TREE="$TREE" KBUILD="$BUILD_DIR/kbuild/$variant" \
 	"$REPO/tests/guest/run.sh" > "$out/guest.log" 2>&1
 rc=$?
 grep -E '^(not )?ok - |^    #' "$out/guest.log" | tee -a "$results"

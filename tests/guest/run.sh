@@ -11,7 +11,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export LIB=$here/../lib
 : "${PERF:?PERF must name the perf binary}" "${WORKLOADS:?WORKLOADS must name the workload directory}"
-export PERF WORKLOADS
+: "${TREE:?TREE must name the kernel tree}"
+export PERF WORKLOADS TREE
 
 if [ $# -eq 0 ]; then
 	set -- $(cd "$here" && ls [0-9]*.sh)
