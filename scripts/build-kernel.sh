@@ -6,7 +6,8 @@
 # Configure (allnoconfig + config/guest.config [+ config/debug.config]),
 # check that every asked-for option stuck, and build the kernel from TREE
 # into $BUILD_DIR/kbuild/VARIANT.  The image ends up at
-# $BUILD_DIR/kbuild/VARIANT/arch/x86/boot/bzImage.
+# $BUILD_DIR/kbuild/VARIANT/arch/x86/boot/bzImage, its uapi headers in
+# $BUILD_DIR/kbuild/VARIANT/usr/include.
 #
 # The object directory is tied to the tree it was built from: when
 # tree.sh re-creates the tree, the old objects are thrown away (source
@@ -43,4 +44,6 @@ fi
 	exit 1
 }
 "${kmake[@]}" -s bzImage
+# The uapi headers of this tree, for the kselftests (KHDR_INCLUDES).
+"${kmake[@]}" -s headers
 echo "build-kernel: $OUT/arch/x86/boot/bzImage"

@@ -61,7 +61,8 @@ phase "kernel built"
 "$REPO/scripts/build-perf.sh" || abort "perf build failed"
 phase "perf built"
 make -s -C "$REPO/tests/workloads" OUT="$BUILD_DIR/workloads" || abort "workload build failed"
-phase "workloads built"
+"$REPO/scripts/build-selftests.sh" "$variant" || abort "kselftest build failed"
+phase "workloads and kselftests built"
 
 # Host tests: tests/host/*.sh, each a TAP-style stream like the guest's.
 if [ $variant = guest ]; then
@@ -84,7 +85,7 @@ fi
 vmargs=(--log "$out/kernel.log" --scratch "$out/scratch" --append "kunit.enable=1")
 [ $variant = debug ] && vmargs+=(--debug)
 "$REPO/scripts/vm" "${vmargs[@]}" -- env PERF="$BUILD_DIR/perf/perf" \
-	WORKLOADS="$BUILD_DIR/workloads" VERBOSE="${VERBOSE:-0}" \
+	WORKLOADS="$BUILD_DIR/workloads" KSELFTEST="$BUILD_DIR/kselftest" VERBOSE="${VERBOSE:-0}" \
 	TREE="$TREE" KBUILD="$BUILD_DIR/kbuild/$variant" \
 	"$REPO/tests/guest/run.sh" > "$out/guest.log" 2>&1
 rc=$?

@@ -12,7 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 export LIB=$here/../lib
 : "${PERF:?PERF must name the perf binary}" "${WORKLOADS:?WORKLOADS must name the workload directory}"
 : "${TREE:?TREE must name the kernel tree}"
-export PERF WORKLOADS TREE
+KSELFTEST=${KSELFTEST:-}
+export PERF WORKLOADS TREE KSELFTEST
 
 if [ $# -eq 0 ]; then
 	set -- $(cd "$here" && ls [0-9]*.sh)
