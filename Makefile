@@ -71,9 +71,12 @@ demo:
 
 # CAMELCASE: the only CamelCase names are the C library's (Elf64_Sym,
 # _Static_assert in the selftests), which --no-tree cannot tell from ours.
+# checkpatch leaves a CamelCase cache in a git tree: it is removed, so that
+# the tree stays clean.
 checkpatch: tree
 	@cd $(TREE) && n=0; for p in $(REPO)/patches/[0-9][0-9][0-9][0-9]-*.patch; do \
 		[ -f "$$p" ] || continue; \
 		case $$p in */0000-cover-letter.patch) continue;; esac; \
-		n=$$((n + 1)); scripts/checkpatch.pl --quiet --no-tree --strict --ignore CAMELCASE $$p || exit 1; done; \
-		echo "checkpatch: $$n patches clean"
+		n=$$((n + 1)); scripts/checkpatch.pl --quiet --no-tree --strict --ignore CAMELCASE $$p || \
+		{ rm -f .checkpatch-camelcase.*; exit 1; }; done; \
+		rm -f .checkpatch-camelcase.*; echo "checkpatch: $$n patches clean"
