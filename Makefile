@@ -18,7 +18,7 @@ PERF := $(BUILD_DIR)/perf/perf
 WORKLOADS := $(BUILD_DIR)/workloads
 
 .PHONY: help deps tree tree-reset tree-status export kernel kernel-debug \
-	perf workloads selftests build test test-debug demo vm checkpatch
+	perf workloads selftests build test test-debug bench demo vm checkpatch
 
 help:
 	@sed -n '3,8s/^# \{0,1\}//p' Makefile
@@ -34,6 +34,7 @@ help:
 	@echo "make selftests    kselftests (perf_events) in $(BUILD_DIR)/kselftest"
 	@echo "make vm CMD='...' boot the kernel and run CMD (or: scripts/vm -- CMD)"
 	@echo "make checkpatch   scripts/checkpatch.pl on every patch of the series"
+	@echo "make bench        benchmarks in the guest, report in $(BUILD_DIR)/bench-results"
 
 deps:
 	@$(REPO)/scripts/deps.sh
@@ -66,6 +67,8 @@ test:
 	@$(REPO)/scripts/test.sh
 test-debug:
 	@$(REPO)/scripts/test.sh --debug
+bench:
+	@$(REPO)/scripts/bench.sh
 demo:
 	@$(REPO)/scripts/demo.sh
 

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-kernel.sh [guest|debug]
+# build-kernel.sh [guest|debug|nounwind]
 #
-# Configure (allnoconfig + config/guest.config [+ config/debug.config]),
+# Configure (allnoconfig + config/guest.config [+ config/debug.config], or
+# guest.config without CONFIG_UNWIND_* + config/nounwind.config),
 # check that every asked-for option stuck, and build the kernel from TREE
 # into $BUILD_DIR/kbuild/VARIANT.  The image ends up at
 # $BUILD_DIR/kbuild/VARIANT/arch/x86/boot/bzImage, its uapi headers in
@@ -23,10 +24,14 @@ OUT=$BUILD_DIR/kbuild/$VARIANT
 case $VARIANT in
 guest) frags=("$REPO/config/guest.config") ;;
 debug) frags=("$REPO/config/guest.config" "$REPO/config/debug.config") ;;
-*) echo "build-kernel: unknown variant '$VARIANT' (guest or debug)" >&2; exit 2 ;;
+nounwind) frags=("$OUT/guest-unwind-less.config" "$REPO/config/nounwind.config") ;;
+*) echo "build-kernel: unknown variant '$VARIANT' (guest, debug or nounwind)" >&2; exit 2 ;;
 esac
 
 use_objdir "$OUT" build-kernel
+if [ $VARIANT = nounwind ]; then
+	grep -v 'CONFIG_UNWIND_' "$REPO/config/guest.config" > "$OUT/guest-unwind-less.config"
+fi
 
 # Fixed build identity: ccache hits across rebuilds, reproducible images.
 kmake=(make -C "$TREE" O="$OUT" ARCH=x86_64 CC="$cc" HOSTCC="$cc" -j"$JOBS"

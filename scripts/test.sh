@@ -58,6 +58,10 @@ phase "tree ready"
 
 "$REPO/scripts/build-kernel.sh" "$variant" || abort "kernel build ($variant) failed"
 phase "kernel built"
+if [ $variant = guest ]; then
+	"$REPO/scripts/build-kernel.sh" nounwind || abort "kernel build (nounwind) failed"
+	phase "kernel without UNWIND_USER built"
+fi
 "$REPO/scripts/build-perf.sh" || abort "perf build failed"
 phase "perf built"
 make -s -C "$REPO/tests/workloads" OUT="$BUILD_DIR/workloads" || abort "workload build failed"

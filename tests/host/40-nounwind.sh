@@ -1,0 +1,15 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The kernel built without CONFIG_UNWIND_USER boots, and rejects the perf
+# attr bits that need it with EINVAL (kselftest deferred_callchain, abi.*).
+. "$(dirname "$0")/lib.sh"
+
+vm=$REPO/scripts/vm
+kernel=$BUILD_DIR/kbuild/nounwind/arch/x86/boot/bzImage
+bin=$BUILD_DIR/kselftest/perf_events/deferred_callchain
+expect "nounwind: kernel is built without CONFIG_UNWIND_USER" 0 "" -- \
+	grep -qx "# CONFIG_UNWIND_USER is not set" "$BUILD_DIR/kbuild/nounwind/.config"
+expect "nounwind: defer_callchain/defer_output give EINVAL" 0 "^ok [0-9]+ abi.expect_unsupported$" -- \
+	"$vm" --kernel "$kernel" -- env DEFERRED_EXPECT_UNSUPPORTED=1 "$bin" -f abi
+expect "nounwind: other reserved bits still give EINVAL" 0 "^ok [0-9]+ abi.rejects_unknown_bits$" -- \
+	"$vm" --kernel "$kernel" -- "$bin" -r abi.rejects_unknown_bits
