@@ -54,8 +54,8 @@ kernel-debug: tree
 	@$(REPO)/scripts/build-kernel.sh debug
 perf: tree
 	@$(REPO)/scripts/build-perf.sh
-workloads:
-	@$(MAKE) -s -C $(REPO)/tests/workloads OUT=$(WORKLOADS)
+workloads: kernel
+	@$(MAKE) -s -C $(REPO)/tests/workloads OUT=$(WORKLOADS) KHDR=$(BUILD_DIR)/kbuild/guest/usr/include
 selftests: kernel
 	@$(REPO)/scripts/build-selftests.sh guest
 build: kernel perf workloads selftests

@@ -15,7 +15,7 @@ set -euo pipefail
 "$REPO/scripts/tree.sh" prepare
 "$REPO/scripts/build-kernel.sh" guest
 "$REPO/scripts/build-perf.sh"
-make -s -C "$REPO/tests/workloads" OUT="$BUILD_DIR/workloads"
+make -s -C "$REPO/tests/workloads" OUT="$BUILD_DIR/workloads" KHDR="$BUILD_DIR/kbuild/guest/usr/include"
 
 out=$BUILD_DIR/demo
 rm -rf "$out"; mkdir -p "$out"
