@@ -36,8 +36,9 @@ ms=${BENCH_MS:-2000}
 	echo
 	echo "## Deferred vs plain user callchains"
 	echo
-	echo "A syscall loop (getppid, ${ms} ms per mode) in a 5-deep frame-pointer"
-	echo "chain, sampled by cpu-clock and task-clock at 10 kHz each. A plain"
+	echo "A syscall loop (getppid, ${ms} ms per mode) in a frame-pointer chain"
+	echo "(main, chain_a, +frames of recursion, chain_b, chain_c, chain_leaf),"
+	echo "sampled by cpu-clock and task-clock at 10 kHz each. A plain"
 	echo "sample walks the user stack itself; deferred samples share one unwind"
 	echo "per kernel entry (unwinds from /sys/kernel/debug/unwind_user/stats)."
 	echo

@@ -13,7 +13,8 @@
  * from /sys/kernel/debug/unwind_user/stats), kernel entries (the child's
  * syscalls).
  *
- * Output: one line per mode, then ratios, as a markdown table.
+ * Output: a markdown table, one line per mode with the chain as it is and
+ * with 40 more frames of recursion, and the ratios deferred/plain.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -68,7 +69,15 @@ __attribute__((noinline)) static unsigned long chain_leaf(void)
 
 __attribute__((noinline)) static unsigned long chain_c(void) { return chain_leaf() + sink * 0; }
 __attribute__((noinline)) static unsigned long chain_b(void) { return chain_c() + sink * 0; }
-__attribute__((noinline)) static unsigned long chain_a(void) { return chain_b() + sink * 0; }
+static int depth;
+
+/* @n more frames between chain_a and chain_b: deeper user stacks. */
+__attribute__((noinline)) static unsigned long recurse(int n)
+{
+	return (n ? recurse(n - 1) : chain_b()) + sink * 0;
+}
+
+__attribute__((noinline)) static unsigned long chain_a(void) { return recurse(depth) + sink * 0; }
 
 /* The child: wait for the go, loop for @ms, report the syscalls made. */
 static void workload(int go, int res, int ms)
@@ -232,43 +241,54 @@ static void run(int defer, int ms, uint64_t period_ns, struct counts *c)
 	close(go[0]); close(go[1]); close(res[0]); close(res[1]);
 }
 
+static void row(const char *mode, int d, const struct counts *c, double s)
+{
+	printf("| %-10s | %5d | %8lu | %8lu | %10lu | %9.1f | %10.0f | %9.2f | %8.3f |\n",
+	       mode, d, c->samples, c->deferred, c->bytes,
+	       (double)c->bytes / c->samples, c->bytes / s,
+	       1000.0 * c->unwinds / c->syscalls, (double)c->unwinds / c->samples);
+}
+
 int main(int argc, char **argv)
 {
 	int ms = argc > 1 ? atoi(argv[1]) : 2000;
 	int hz = argc > 2 ? atoi(argv[2]) : 10000;
-	struct counts fp, df;
+	static const int extra[] = { 0, 40 };
+	struct counts fp[2], df[2];
 	double s = ms / 1000.0;
+	unsigned int i;
 
 	if (argc > 3 || ms <= 0 || hz <= 0) {
 		fprintf(stderr, "usage: defer-bench [MS [HZ]]\n"
 			"  samples a syscall loop for MS ms (2000) with 2 events at HZ (10000)\n"
-			"  each, --call-graph fp then deferred; prints a markdown table.\n");
+			"  each, --call-graph fp then deferred, with 0 and 40 more frames;\n"
+			"  prints a markdown table.\n");
 		return 2;
 	}
-	run(0, ms, 1000000000ull / hz, &fp);
-	run(1, ms, 1000000000ull / hz, &df);
-	if (!fp.samples || !df.samples || !df.unwinds) {
-		fprintf(stderr, "defer-bench: nothing measured (fp %lu samples, deferred %lu samples, %lu unwinds; debugfs mounted?)\n",
-			fp.samples, df.samples, df.unwinds);
-		return 1;
+	for (i = 0; i < 2; i++) {
+		depth = extra[i];
+		run(0, ms, 1000000000ull / hz, &fp[i]);
+		run(1, ms, 1000000000ull / hz, &df[i]);
+		if (!fp[i].samples || !df[i].samples || !df[i].unwinds) {
+			fprintf(stderr, "defer-bench: nothing measured (fp %lu samples, deferred %lu samples, %lu unwinds; debugfs mounted?)\n",
+				fp[i].samples, df[i].samples, df[i].unwinds);
+			return 1;
+		}
 	}
-	printf("| %-22s | %10s | %10s | %12s | %10s | %12s | %12s | %9s |\n", "2 events at each Hz",
-	       "samples", "records", "bytes", "B/sample", "B/s", "unwinds/1k entries", "unwinds/sample");
-	printf("|%s|\n", "---|---:|---:|---:|---:|---:|---:|---:");
-	printf("| %-22s | %10lu | %10s | %12lu | %10.1f | %12.0f | %12.2f | %9.3f |\n",
-	       "--call-graph fp", fp.samples, "-", fp.bytes, (double)fp.bytes / fp.samples,
-	       fp.bytes / s, 1000.0 * fp.unwinds / fp.syscalls, (double)fp.unwinds / fp.samples);
-	printf("| %-22s | %10lu | %10lu | %12lu | %10.1f | %12.0f | %12.2f | %9.3f |\n",
-	       "deferred (fp,defer)", df.samples, df.deferred, df.bytes,
-	       (double)df.bytes / df.samples, df.bytes / s,
-	       1000.0 * df.unwinds / df.syscalls, (double)df.unwinds / df.samples);
-	printf("| %-22s | %10s | %10s | %12s | %10.2f | %12.2f | %12.2f | %9.2f |\n",
-	       "ratio deferred/fp", "", "", "",
-	       ((double)df.bytes / df.samples) / ((double)fp.bytes / fp.samples),
-	       (double)df.bytes / fp.bytes,
-	       ((double)df.unwinds / df.syscalls) / ((double)fp.unwinds / fp.syscalls),
-	       ((double)df.unwinds / df.samples) / ((double)fp.unwinds / fp.samples));
-	printf("\nkernel entries (syscalls): fp %lu, deferred %lu; lost: fp %lu, deferred %lu\n",
-	       fp.syscalls, df.syscalls, fp.lost, df.lost);
+	printf("| mode       | +frames | samples | records | bytes | B/sample | B/s | unwinds/1k entries | unwinds/sample |\n");
+	printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (i = 0; i < 2; i++) {
+		row("fp", extra[i], &fp[i], s);
+		row("fp,defer", extra[i], &df[i], s);
+		printf("| **ratio** | %5d | | | | **%.2f** | **%.2f** | **%.2f** | **%.2f** |\n",
+		       extra[i],
+		       ((double)df[i].bytes / df[i].samples) / ((double)fp[i].bytes / fp[i].samples),
+		       (double)df[i].bytes / fp[i].bytes,
+		       ((double)df[i].unwinds / df[i].syscalls) / ((double)fp[i].unwinds / fp[i].syscalls),
+		       ((double)df[i].unwinds / df[i].samples) / ((double)fp[i].unwinds / fp[i].samples));
+	}
+	for (i = 0; i < 2; i++)
+		printf("%sdepth %d: kernel entries (syscalls) fp %lu, deferred %lu; lost fp %lu, deferred %lu\n",
+		       i ? "" : "\n", extra[i], fp[i].syscalls, df[i].syscalls, fp[i].lost, df[i].lost);
 	return 0;
 }
