@@ -5,8 +5,9 @@
 # a program built WITHOUT frame pointers, printing its call stacks:
 #   1. --call-graph fp     what the kernel unwinds itself today
 #   2. --call-graph dwarf  the 8 KiB-per-sample stack copy, unwound by perf
-# Until the deferred SFrame unwinder lands ([2/7]..[5/7]), (1) is
-# truncated: that is today's behaviour, and the demo says so.
+# The kernel defers user unwinds now ([2/7]), but perf does not ask for
+# that yet ([3/7]) and there is no SFrame unwinder yet ([5/7]): (1) is
+# truncated, that is today's behaviour, and the demo says so.
 
 set -euo pipefail
 . "$(dirname "$0")/paths.sh"
@@ -45,7 +46,8 @@ cat <<'NOTE'
 What this shows today: the kernel's own user unwinder (--call-graph fp) needs
 frame pointers, so for a program built without them it stops after the
 first frame; only --call-graph dwarf, which copies 8 KiB of stack into every
-sample, gives the whole chain.  The deferred SFrame unwinder this project
-builds ([2/7]-[5/7]) will make --call-graph fp,defer give the whole chain
-at the cost of a frame-pointer unwind.
+sample, gives the whole chain.  The kernel side of deferred unwinding is in
+([2/7]: one unwind per kernel entry, see make bench); with perf asking for
+it ([3/7]) and SFrame ([5/7]), --call-graph fp,defer will give the whole
+chain at the cost of a frame-pointer unwind.
 NOTE
