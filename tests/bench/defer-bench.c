@@ -288,7 +288,7 @@ int main(int argc, char **argv)
 		       ((double)df[i].unwinds / df[i].samples) / ((double)fp[i].unwinds / fp[i].samples));
 	}
 	for (i = 0; i < 2; i++)
-		printf("%sdepth %d: kernel entries (syscalls) fp %lu, deferred %lu; lost fp %lu, deferred %lu\n",
+		printf("%s+%d frames: kernel entries (syscalls) fp %lu, deferred %lu; lost fp %lu, deferred %lu\n",
 		       i ? "" : "\n", extra[i], fp[i].syscalls, df[i].syscalls, fp[i].lost, df[i].lost);
 	return 0;
 }
