@@ -18,7 +18,8 @@ PERF := $(BUILD_DIR)/perf/perf
 WORKLOADS := $(BUILD_DIR)/workloads
 
 .PHONY: help deps tree tree-reset tree-status export kernel kernel-debug \
-	perf workloads selftests build test test-debug bench demo vm checkpatch
+	perf workloads selftests build test test-debug bench demo vm checkpatch \
+	perf-test-suite
 
 help:
 	@sed -n '3,8s/^# \{0,1\}//p' Makefile
@@ -35,6 +36,7 @@ help:
 	@echo "make vm CMD='...' boot the kernel and run CMD (or: scripts/vm -- CMD)"
 	@echo "make checkpatch   scripts/checkpatch.pl on every patch of the series"
 	@echo "make bench        benchmarks in the guest, report in $(BUILD_DIR)/bench-results"
+	@echo "make perf-test-suite  whole perf test suite in the guest, before/after the perf patches"
 
 deps:
 	@$(REPO)/scripts/deps.sh
@@ -69,6 +71,8 @@ test-debug:
 	@$(REPO)/scripts/test.sh --debug
 bench:
 	@$(REPO)/scripts/bench.sh
+perf-test-suite: build
+	@$(REPO)/scripts/perf-test-suite.sh
 demo:
 	@$(REPO)/scripts/demo.sh
 
@@ -76,10 +80,14 @@ demo:
 # _Static_assert in the selftests), which --no-tree cannot tell from ours.
 # checkpatch leaves a CamelCase cache in a git tree: it is removed, so that
 # the tree stays clean.
+# perf shell tests carry their name on line 2 (perf test reads it there),
+# so their SPDX line is the third: checkpatch's SPDX check is off for them.
 checkpatch: tree
 	@cd $(TREE) && n=0; for p in $(REPO)/patches/[0-9][0-9][0-9][0-9]-*.patch; do \
 		[ -f "$$p" ] || continue; \
 		case $$p in */0000-cover-letter.patch) continue;; esac; \
-		n=$$((n + 1)); scripts/checkpatch.pl --quiet --no-tree --strict --ignore CAMELCASE $$p || \
+		n=$$((n + 1)); ign=CAMELCASE; \
+		grep -q '^+++ b/tools/perf/tests/shell/.*\.sh$$' $$p && ign=$$ign,SPDX_LICENSE_TAG; \
+		scripts/checkpatch.pl --quiet --no-tree --strict --ignore $$ign $$p || \
 		{ rm -f .checkpatch-camelcase.*; exit 1; }; done; \
 		rm -f .checkpatch-camelcase.*; echo "checkpatch: $$n patches clean"

@@ -64,6 +64,8 @@ if [ $variant = guest ]; then
 fi
 "$REPO/scripts/build-perf.sh" || abort "perf build failed"
 phase "perf built"
+"$REPO/scripts/build-perf.sh" asan || abort "perf build (AddressSanitizer) failed"
+phase "perf with AddressSanitizer built"
 make -s -C "$REPO/tests/workloads" OUT="$BUILD_DIR/workloads" \
 	KHDR="$BUILD_DIR/kbuild/$variant/usr/include" || abort "workload build failed"
 "$REPO/scripts/build-selftests.sh" "$variant" || abort "kselftest build failed"

@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# perf-test-suite.sh - run the whole `perf test` suite in the guest twice:
+# with the perf of the series and with the perf of the tree just before
+# the series' perf tools patches (built from a git worktree of TREE at that
+# commit, into $BUILD_DIR/perf-base), and compare the failures.  Prints
+# both lists; fails if the series adds a failure.  Slow under TCG (about
+# an hour for both): not part of `make test`; `make perf-test-suite`.
+#
+# Results: $BUILD_DIR/perf-test-suite/{base,series}.log and failures.txt.
+
+set -euo pipefail
+
+. "$(dirname "$0")/paths.sh"
+OUT=$BUILD_DIR/perf-test-suite
+BASE_TREE=$BUILD_DIR/linux-perf-base
+mkdir -p "$OUT"
+
+first=$(git -C "$TREE" log --reverse --format=%H -E \
+	--grep='^perf (tools|session|record|script|inject)(:| )' | head -n 1)
+[ -n "$first" ] || { echo "perf-test-suite: no perf tools patch in $TREE" >&2; exit 1; }
+base=$(git -C "$TREE" rev-parse "$first^")
+
+if [ "$(git -C "$BASE_TREE" rev-parse HEAD 2>/dev/null)" != "$base" ]; then
+	git -C "$TREE" worktree remove --force "$BASE_TREE" 2>/dev/null || rm -rf "$BASE_TREE"
+	git -C "$TREE" worktree prune
+	git -C "$TREE" worktree add --detach "$BASE_TREE" "$base" > /dev/null
+	rm -rf "$BUILD_DIR/perf-base"
+fi
+echo "perf-test-suite: base $(git -C "$TREE" log -1 --format='%h %s' "$base")"
+TREE=$BASE_TREE PERF_OUT=$BUILD_DIR/perf-base "$REPO/scripts/build-perf.sh"
+"$REPO/scripts/build-perf.sh"
+# Copies: the run takes long, and the build directories may change meanwhile.
+mkdir -p "$OUT/base" "$OUT/series"
+cp "$BUILD_DIR/perf-base/perf" "$OUT/base/perf"
+cp "$BUILD_DIR/perf/perf" "$OUT/series/perf"
+
+cat > "$OUT/run.sh" <<EOS
+set -u
+run() {
+	cd "\$2" && PATH=\$(dirname "\$3"):\$PATH "\$3" test > "$OUT/\$1.log" 2>&1
+	echo "\$1: exit \$?, \$(grep -c ': Ok' "$OUT/\$1.log") ok, \$(grep -c 'FAILED!' "$OUT/\$1.log") failed, \$(grep -c ': Skip' "$OUT/\$1.log") skipped"
+}
+run base "$BASE_TREE" "$OUT/base/perf"
+run series "$TREE" "$OUT/series/perf"
+EOS
+"$REPO/scripts/vm" -t "${VM_TIMEOUT:-7200}" -m 4G -s "$OUT" -- bash "$OUT/run.sh"
+
+# "NN: name : FAILED!" and "NN.M: name : FAILED!" (subtests)
+failures() { sed -n 's/^ *[0-9.]*: \(.*[^ ]\) *: FAILED!.*/\1/p' "$OUT/$1.log" | sort -u; }
+failures base > "$OUT/base.failed"
+failures series > "$OUT/series.failed"
+{
+	echo "Failures without the series' perf patches:"
+	sed 's/^/  /' "$OUT/base.failed"
+	echo "Failures with them:"
+	sed 's/^/  /' "$OUT/series.failed"
+	echo "New failures:"
+	comm -13 "$OUT/base.failed" "$OUT/series.failed" | sed 's/^/  /'
+} | tee "$OUT/failures.txt"
+new=$(comm -13 "$OUT/base.failed" "$OUT/series.failed" | wc -l)
+echo "perf-test-suite: $new new failures"
+[ "$new" = 0 ] && exit 0
+# What the suite doesn't show: the new failures again, verbose.
+comm -13 "$OUT/base.failed" "$OUT/series.failed" > "$OUT/new.failed"
+"$REPO/scripts/vm" -t 1800 -m 4G -s "$OUT" -- bash -c "cd '$TREE' &&
+	while read -r t; do PATH='$OUT/series':\$PATH '$OUT/series/perf' test -v \"\$t\"; done \
+	< '$OUT/new.failed'" 2>&1 | tee "$OUT/new-failures.log"
+exit 1
