@@ -51,19 +51,19 @@ EOS
 failures() { sed -n 's/^ *[0-9.]*: \(.*[^ ]\) *: FAILED!.*/\1/p' "$OUT/$1.log" | sort -u; }
 failures base > "$OUT/base.failed"
 failures series > "$OUT/series.failed"
+comm -13 "$OUT/base.failed" "$OUT/series.failed" > "$OUT/new.failed"
 {
 	echo "Failures without the series' perf patches:"
 	sed 's/^/  /' "$OUT/base.failed"
 	echo "Failures with them:"
 	sed 's/^/  /' "$OUT/series.failed"
 	echo "New failures:"
-	comm -13 "$OUT/base.failed" "$OUT/series.failed" | sed 's/^/  /'
+	sed 's/^/  /' "$OUT/new.failed"
 } | tee "$OUT/failures.txt"
-new=$(comm -13 "$OUT/base.failed" "$OUT/series.failed" | wc -l)
+new=$(wc -l < "$OUT/new.failed")
 echo "perf-test-suite: $new new failures"
 [ "$new" = 0 ] && exit 0
 # What the suite doesn't show: the new failures again, verbose.
-comm -13 "$OUT/base.failed" "$OUT/series.failed" > "$OUT/new.failed"
 "$REPO/scripts/vm" -t 1800 -m 4G -s "$OUT" -- bash -c "cd '$TREE' &&
 	while read -r t; do PATH='$OUT/series':\$PATH '$OUT/series/perf' test -v \"\$t\"; done \
 	< '$OUT/new.failed'" 2>&1 | tee "$OUT/new-failures.log"

@@ -10,7 +10,8 @@ and prints a markdown table of the median wall time and the peak RSS of
 each, and their ratios (merge / no merge).  With --baseline NAME, also the
 time per sample of each merged run over that of NAME (a recording of the
 same workload with plain fp callchains: the same stacks to print, no
-merging), for the rows whose name starts like NAME's (up to a comma).  The sample and record counts come from `perf report --stats`.
+merging), for the rows whose name starts like NAME's (up to a comma).
+The sample and record counts come from `perf report --stats`.
 """
 
 import argparse
@@ -19,17 +20,19 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
 def run(cmd):
     """Run cmd with output discarded; return (seconds, peak RSS in KiB)."""
     start = time.monotonic()
-    with open(os.devnull, 'wb') as null:
-        proc = subprocess.Popen(cmd, stdout=null, stderr=subprocess.PIPE)
+    # stderr to a file, not a pipe: nothing reads a pipe during wait4().
+    with open(os.devnull, 'wb') as null, tempfile.TemporaryFile() as errf:
+        proc = subprocess.Popen(cmd, stdout=null, stderr=errf)
         _, status, usage = os.wait4(proc.pid, 0)
-        err = proc.stderr.read().decode(errors='replace')
-        proc.stderr.close()
+        errf.seek(0)
+        err = errf.read().decode(errors='replace')
     took = time.monotonic() - start
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"perf-script-bench: {' '.join(cmd)} failed:\n{err}")
