@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cfi.h - read an ELF's .eh_frame through libdw and describe every FDE as
+ * SFrame functions (struct sf_func), counting what can't be said.
+ */
+#ifndef SFRAME_CFI_H
+#define SFRAME_CFI_H
+
+#include <libelf.h>
+#include "sframe.h"
+
+/* Why an FDE (or part of one) was left out. */
+enum sf_skip {
+	SKIP_EMPTY,		/* zero-size FDE */
+	SKIP_NOT_TEXT,		/* range outside the executable segments */
+	SKIP_OVERLAP,		/* overlaps an earlier FDE */
+	SKIP_CFA_EXPR,		/* CFA expression SFrame can't say */
+	SKIP_CFA_REG,		/* CFA on a register v2 can't say (DRAP) */
+	SKIP_RA,		/* RA rule SFrame can't say */
+	SKIP_FP,		/* FP rule SFrame can't say */
+	SKIP_SP,		/* caller's rsp isn't the CFA */
+	SKIP_FLEX_V2,		/* needs a FLEX FDE: v3 only */
+	SKIP_SIGNAL_V2,		/* signal frame: v3 only */
+	SKIP_TOO_BIG,		/* offsets or row count past the format's fields */
+	SKIP_CFI_ERROR,		/* libdw couldn't give a rule */
+	SKIP_NR
+};
+
+extern const char *const sf_skip_names[SKIP_NR];
+
+struct sf_cfi_stats {
+	size_t fdes;			/* FDEs in .eh_frame */
+	size_t eh_frame_bytes;
+	size_t funcs;			/* SFrame FDEs produced */
+	size_t rows;
+	size_t flex, mask, signal, outermost;
+	size_t skipped[SKIP_NR];
+	uint64_t skipped_bytes[SKIP_NR];
+	uint64_t first_skip[SKIP_NR];	/* first address, for the message */
+	uint64_t covered_bytes;
+};
+
+/*
+ * Describe elf's .eh_frame for SFrame version 'version'.  *funcs is sorted
+ * by start and malloc'd (sf_funcs_free()).  Returns 0, or -1 with err set
+ * (the file and offset are named by the caller's 'name').
+ */
+int sf_cfi_read(Elf *elf, const char *name, int version,
+		struct sf_func **funcs, size_t *nfuncs,
+		struct sf_cfi_stats *st, char *err, size_t errlen);
+
+/* Print the statistics: what was emitted and what was left out, and why. */
+void sf_cfi_print_stats(const struct sf_cfi_stats *st, const char *name,
+			FILE *out);
+
+/*
+ * Describe one libdw rule (CFA, or register regno) as an sf_rule.  Returns
+ * 0, or the reason it can't be said.  Shared with sframe-check's reports.
+ */
+struct Dwarf_Frame_s;
+int sf_cfi_rule(struct Dwarf_Frame_s *frame, int regno, struct sf_rule *r,
+		int *plt_mask, int *plt_k, int *plt_shift);
+
+/* One row of libdw's frame as SFrame says it; 0 or an enum sf_skip. */
+int sf_cfi_row(struct Dwarf_Frame_s *frame, struct sf_row *row, int *plt_mask,
+	       int *plt_k, int *plt_shift);
+
+/* Call cb for each FDE's [lo, hi) in .eh_frame order; 0 or -1 + err. */
+int sf_cfi_foreach_fde(Elf *elf, const char *name,
+		       int (*cb)(void *arg, uint64_t lo, uint64_t hi), void *arg,
+		       size_t *nfdes, size_t *eh_bytes, char *err, size_t errlen);
+
+#endif /* SFRAME_CFI_H */

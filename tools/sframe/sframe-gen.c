@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sframe-gen - generate SFrame v3 (or v2) from an ELF's .eh_frame.
+ *
+ * The rules come from libdw's CFI interpreter (cfi.c); what SFrame can't
+ * say is left out and counted (--stats).  The result goes to a sidecar
+ * file (the raw section, encoded as if it were at address 0 of the
+ * object: sframe-audit.so relocates it when it maps it) or into the ELF
+ * itself as a .sframe section covered by PT_GNU_SFRAME (--inject), where
+ * the kernel finds it at exec and sframe-audit.so at dlopen.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cfi.h"
+#include "elfin.h"
+#include "sframe-inject.h"
+#include "sframe.h"
+
+static const char usage[] =
+"Usage: sframe-gen [OPTIONS] ELF\n"
+"Generate an SFrame section from ELF's .eh_frame (x86-64 executables, PIEs\n"
+"and shared objects), for the kernel's user stack unwinder.\n"
+"\n"
+"  -o, --output FILE    where to write (default: ELF.sframe, or ELF itself\n"
+"                       with --inject)\n"
+"  -i, --inject         write ELF with the section injected as .sframe,\n"
+"                       covered by a PT_GNU_SFRAME program header; an\n"
+"                       existing .sframe (e.g. obsolete v1) is replaced\n"
+"  -V, --sframe-version N\n"
+"                       3 (default) or 2; v2 can't describe DRAP/realigned\n"
+"                       frames or signal frames, they are left out\n"
+"      --no-pcrel       v2: function starts relative to the section\n"
+"                       (binutils 2.41-2.44), not to the field (2.45)\n"
+"  -s, --stats          print what was generated and what was left out, why\n"
+"  -h, --help           this text\n"
+"\n"
+"A sidecar (without --inject) is the raw section, encoded as if it lived\n"
+"at address 0 of the object; sframe-audit.so maps and relocates it.\n"
+"Code without a rule here is unwound by the kernel with frame pointers.\n"
+"Exit status: 0 success, 1 error (the message names the file and offset).\n";
+
+static int write_file(const char *path, const void *buf, size_t len,
+		      mode_t mode, char *err, size_t errlen)
+{
+	char tmp[400];
+	FILE *f;
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp)) {
+		snprintf(err, errlen, "%s: path too long", path);
+		return -1;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	f = fdopen(fd, "wb");
+	if (!f || fwrite(buf, 1, len, f) != len || fchmod(fd, mode) ||
+	    fflush(f) || fsync(fd)) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		if (f)
+			fclose(f);
+		else
+			close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	if (fclose(f) || rename(tmp, path)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "inject", no_argument, NULL, 'i' },
+		{ "sframe-version", required_argument, NULL, 'V' },
+		{ "no-pcrel", no_argument, NULL, 'P' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sf_enc_opts eo = { .version = 3, .pcrel = true };
+	const char *output = NULL, *path;
+	bool inject = false, stats = false, no_pcrel = false;
+	struct sf_cfi_stats st;
+	struct sf_func *funcs = NULL;
+	size_t nfuncs = 0, seclen = 0, outlen = 0;
+	uint8_t *sec = NULL, *image = NULL;
+	char err[1024], sidecar[4096];
+	struct elfin in;
+	struct stat sb;
+	int c, ret = 1;
+
+	while ((c = getopt_long(argc, argv, "o:iV:sh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'i':
+			inject = true;
+			break;
+		case 'V':
+			if (strcmp(optarg, "2") && strcmp(optarg, "3")) {
+				fprintf(stderr, "sframe-gen: --sframe-version %s: "
+					"only 2 and 3\n", optarg);
+				return 1;
+			}
+			eo.version = atoi(optarg);
+			break;
+		case 'P':
+			no_pcrel = true;
+			break;
+		case 's':
+			stats = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 1;
+		}
+	}
+	if (optind + 1 != argc) {
+		fputs(usage, stderr);
+		return 1;
+	}
+	if (no_pcrel && eo.version != 2) {
+		fprintf(stderr, "sframe-gen: --no-pcrel needs --sframe-version 2 "
+			"(v3 starts are always PC-relative)\n");
+		return 1;
+	}
+	eo.pcrel = !no_pcrel;
+	path = argv[optind];
+	if (elfin_open(&in, path, err, sizeof(err)))
+		goto fail;
+	if (sf_cfi_read(in.elf, path, eo.version, &funcs, &nfuncs, &st, err,
+			sizeof(err)))
+		goto fail;
+	if (!st.fdes) {
+		snprintf(err, sizeof(err), "%s: no .eh_frame FDEs to describe",
+			 path);
+		goto fail;
+	}
+	if (stats)
+		sf_cfi_print_stats(&st, path, stdout);
+
+	if (!inject) {
+		eo.vaddr = 0;
+		if (sf_encode(funcs, nfuncs, &eo, &sec, &seclen, err, sizeof(err)))
+			goto fail_msg;
+		if (!output) {
+			snprintf(sidecar, sizeof(sidecar), "%s.sframe", path);
+			output = sidecar;
+		}
+		if (write_file(output, sec, seclen, 0644, err, sizeof(err)))
+			goto fail;
+	} else {
+		/* the size doesn't depend on the address: encode, plan, encode */
+		if (sf_encode(funcs, nfuncs, &eo, &sec, &seclen, err, sizeof(err)))
+			goto fail_msg;
+		free(sec);
+		sec = NULL;
+		if (sf_inject_plan(in.buf, in.len, seclen, &eo.vaddr, err,
+				   sizeof(err)))
+			goto fail_msg;
+		if (sf_encode(funcs, nfuncs, &eo, &sec, &seclen, err, sizeof(err)))
+			goto fail_msg;
+		if (sf_inject(in.buf, in.len, sec, seclen, eo.vaddr, &image,
+			      &outlen, err, sizeof(err)))
+			goto fail_msg;
+		if (stat(path, &sb))
+			sb.st_mode = 0755;
+		if (write_file(output ? output : path, image, outlen,
+			       sb.st_mode & 07777, err, sizeof(err)))
+			goto fail;
+	}
+	if (stats)
+		printf("%s: wrote %zu bytes of SFrame v%d (%.1f%% of .eh_frame)"
+		       ", section at vaddr 0x%" PRIx64 "\n",
+		       output ? output : path, seclen, eo.version,
+		       st.eh_frame_bytes ? 100.0 * seclen / st.eh_frame_bytes : 0,
+		       eo.vaddr);
+	ret = 0;
+	goto out;
+fail_msg:
+	{
+		char tmp[sizeof(err)];
+
+		snprintf(tmp, sizeof(tmp), "%.400s: %.600s", path, err);
+		memcpy(err, tmp, sizeof(err));
+	}
+fail:
+	fprintf(stderr, "sframe-gen: %s\n", err);
+out:
+	free(image);
+	free(sec);
+	sf_funcs_free(funcs, nfuncs);
+	elfin_close(&in);
+	return ret;
+}
