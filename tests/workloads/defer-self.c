@@ -139,10 +139,28 @@ static bool same(const uint64_t *ips, const uintptr_t *want, int n)
 	return true;
 }
 
-/* Taken in the leaf's loop: the leaf's callers follow. */
+/*
+ * The instruction before ip is the leaf's system call: the record was taken
+ * in the leaf's loop, not in chain_c after the leaf returned (an interrupt
+ * there, up to 16 bytes after the loop's end label, also lands in the
+ * leaf's range once the compiler laid chain_c right after it).
+ */
+static bool after_syscall(uint64_t ip)
+{
+	const unsigned char *p = (const unsigned char *)(uintptr_t)ip - 2;
+
+#ifdef __x86_64__
+	return p[0] == 0x0f && p[1] == 0x05;	/* syscall */
+#else
+	return p[0] == 0xcd && p[1] == 0x80;	/* int $0x80 */
+#endif
+}
+
+/* Taken in the leaf's syscall: the leaf's callers follow. */
 static bool check_leaf(const uint64_t *ips, uint64_t nr, unsigned long *in_leaf)
 {
-	if (nr < 6 || ips[1] < leaf_start || ips[1] > leaf_end + 16)
+	if (nr < 6 || ips[1] < leaf_start || ips[1] > leaf_end + 16 ||
+	    !after_syscall(ips[1]))
 		return false;
 	++*in_leaf;
 	return same(ips + 2, ra, 4);
