@@ -1,0 +1,817 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# audit.sh - host test of sframe-audit.so (the LD_AUDIT helper that
+# registers SFrame sections with PR_ADD_SFRAME / PR_REMOVE_SFRAME).
+#
+# Usage: bash tests/audit.sh OUT      (make OUT=... test-audit)
+#
+# The host kernel has no PR_ADD_SFRAME: prctl-stub answers the calls
+# instead (seccomp user notification) and logs them; the checks compare
+# that log with what the ELF files and dlopen-loop's l_addr say.
+# Output is TAP-like: "ok - NAME" / "not ok - NAME" with "    # " details;
+# the exit status is non-zero if any check failed.
+set -u
+
+OUT=${1:?usage: audit.sh OUT}
+OUT=$(cd "$OUT" && pwd) || exit 1
+HERE=$(cd "$(dirname "$0")" && pwd)
+VEC=${SFRAME_VECTORS:-$HERE/../../../tests/vectors}
+A=$OUT/sframe-audit.so
+AF=$OUT/sframe-audit-filephdr.so
+STUB=$OUT/prctl-stub
+LOOP=$OUT/dlopen-loop
+GEN=$OUT/sframe-gen
+T=$OUT/audit-test
+PY=${PYTHON:-python3}
+N=50
+
+npass=0
+nfail=0
+nskip=0
+
+ok() {
+	npass=$((npass + 1))
+	echo "ok - $1"
+}
+
+skip() {
+	nskip=$((nskip + 1))
+	echo "ok - $1 # SKIP $2"
+}
+
+# not_ok NAME [FILE]: a failed check, with FILE's lines as details
+not_ok() {
+	nfail=$((nfail + 1))
+	echo "not ok - $1"
+	if [ -n "${2:-}" ] && [ -s "$2" ]; then
+		head -n 40 "$2" | sed 's/^/    # /'
+	fi
+}
+
+# check NAME CMD...: ok if CMD succeeds; its output is the detail
+check() {
+	local name=$1
+	shift
+	if "$@" >"$T/why" 2>&1; then
+		ok "$name"
+	else
+		not_ok "$name" "$T/why"
+	fi
+}
+
+# tap CMD...: CMD prints ok/not ok lines itself; count them
+tap() {
+	local line
+	"$@" >"$T/tap" 2>&1
+	while IFS= read -r line; do
+		case $line in
+		"not ok - "*) nfail=$((nfail + 1)) ;;
+		"ok - "*) npass=$((npass + 1)) ;;
+		esac
+		echo "$line"
+	done <"$T/tap"
+}
+
+# stub NAME [STUB-OPTS...] -- CMD...: run CMD under prctl-stub; the stub's
+# log is NAME.log, CMD's stdout NAME.out, stderr NAME.err, status NAME.rc
+stub() {
+	local name=$1 opts=()
+	shift
+	while [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	timeout 600 "$STUB" -o "$T/$name.log" "${opts[@]}" -- "$@" \
+		>"$T/$name.out" 2>"$T/$name.err"
+	echo $? >"$T/$name.rc"
+}
+
+rc_is() {	# NAME WANT
+	local rc
+	rc=$(cat "$T/$1.rc")
+	[ "$rc" = "$2" ] && return 0
+	echo "exit status $rc, want $2; stderr:"
+	cat "$T/$1.err"
+	return 1
+}
+
+no_stderr() {
+	[ -s "$T/$1.err" ] || return 0
+	echo "stderr not empty:"
+	cat "$T/$1.err"
+	return 1
+}
+
+# one_msg NAME PATTERN: stderr is exactly one "sframe-audit: " line, with PATTERN
+one_msg() {
+	local n
+	n=$(wc -l <"$T/$1.err")
+	if [ "$n" = 1 ] && grep -q '^sframe-audit: ' "$T/$1.err" &&
+	   grep -qF -- "$2" "$T/$1.err"; then
+		return 0
+	fi
+	echo "want one 'sframe-audit:' line with '$2', got $n lines:"
+	cat "$T/$1.err"
+	return 1
+}
+
+count_in_log() {	# NAME REGEX
+	grep -cE "$2" "$T/$1.log"
+}
+
+log_counts() {	# NAME ADDS REMOVES (any result)
+	local a r
+	a=$(count_in_log "$1" '^add ')
+	r=$(count_in_log "$1" '^remove ')
+	[ "$a" = "$2" ] && [ "$r" = "$3" ] && return 0
+	echo "adds=$a removes=$r, want $2 and $3"
+	cat "$T/$1.log"
+	return 1
+}
+
+rm -rf "$T"
+mkdir -p "$T" || exit 1
+
+# ---- the Python half: ELF edits, SFrame rewriting, log checks ----
+cat >"$T/sftool.py" <<'EOF'
+import ctypes, os, re, struct, sys
+from collections import defaultdict
+
+PT_LOAD, PT_GNU_SFRAME, PF_X = 1, 0x6474e554, 1
+PAGE = os.sysconf('SC_PAGE_SIZE')
+
+def phdrs(path):
+    d = open(path, 'rb').read()
+    off, = struct.unpack_from('<Q', d, 0x20)
+    ent, num = struct.unpack_from('<HH', d, 0x36)
+    for i in range(num):
+        o = off + i * ent
+        t, f, fo, va, _, fs, ms, _ = struct.unpack_from('<IIQQQQQQ', d, o)
+        yield dict(at=o, type=t, flags=f, offset=fo, vaddr=va, filesz=fs,
+                   memsz=ms)
+
+def text_of(path):
+    xs = [p for p in phdrs(path) if p['type'] == PT_LOAD and p['flags'] & PF_X]
+    assert len(xs) == 1, path
+    return xs[0]['vaddr'], xs[0]['vaddr'] + xs[0]['memsz']
+
+def sframe_phdr(path):
+    for p in phdrs(path):
+        if p['type'] == PT_GNU_SFRAME:
+            return p['vaddr'], p['memsz']
+    return None
+
+def func_starts(sec, vaddr):
+    """Function start vaddrs of a v2/v3 section at vaddr."""
+    ver, flags, aux = sec[2], sec[3], sec[7]
+    nf, fdoff = struct.unpack_from('<I', sec, 8)[0], struct.unpack_from('<I', sec, 20)[0]
+    esz, fmt = (20, '<i') if ver == 2 else (16, '<q')
+    out = []
+    for i in range(nf):
+        o = 28 + aux + fdoff + i * esz
+        out.append(vaddr + (o if flags & 4 else 0) +
+                   struct.unpack_from(fmt, sec, o)[0])
+    return out
+
+def funcs_log(starts, text_vaddr):
+    """What prctl-stub logs as funcs= for these starts."""
+    s = ','.join('+%#x' % (f - text_vaddr) for f in starts[:32])
+    return s + (',...(%d)' % len(starts) if len(starts) > 32 else '')
+
+def pt_funcs(path):
+    d = open(path, 'rb').read()
+    for p in phdrs(path):
+        if p['type'] == PT_GNU_SFRAME:
+            return func_starts(d[p['offset']:p['offset'] + p['filesz']],
+                               p['vaddr'])
+
+def down(a): return a & ~(PAGE - 1)
+def up(a): return (a + PAGE - 1) & ~(PAGE - 1)
+
+def nosframe(src, dst):
+    """Copy src with its PT_GNU_SFRAME turned into PT_NULL."""
+    d = bytearray(open(src, 'rb').read())
+    n = 0
+    for p in phdrs(src):
+        if p['type'] == PT_GNU_SFRAME:
+            struct.pack_into('<I', d, p['at'], 0)
+            n += 1
+    assert n == 1, 'no PT_GNU_SFRAME in ' + src
+    open(dst, 'wb').write(d)
+    os.chmod(dst, 0o755)
+
+def section_vaddr(path, name):
+    d = open(path, 'rb').read()
+    shoff, = struct.unpack_from('<Q', d, 0x28)
+    ent, num, stridx = struct.unpack_from('<HHH', d, 0x3a)
+    sh = [struct.unpack_from('<IIQQQQIIQQ', d, shoff + i * ent)
+          for i in range(num)]
+    stro = sh[stridx][4]
+    for s in sh:
+        n = d[stro + s[0]:d.index(b'\0', stro + s[0])].decode()
+        if n == name:
+            return s[3]
+    raise SystemExit('no %s in %s' % (name, path))
+
+def read_funcs(sec, vaddr):
+    """(func vaddr, size, FDE attr + FREs) of a v3 section at vaddr."""
+    (magic, ver, flags, abi, _, _, aux, nf, nfres, frelen, fdoff,
+     froff) = struct.unpack_from('<HBBBbbBIIIII', sec, 0)
+    assert magic == 0xdee2 and ver == 3, 'want v3 input'
+    h = 28 + aux
+    fdes = []
+    for i in range(nf):
+        o = h + fdoff + i * 16
+        start, size, fre = struct.unpack_from('<qII', sec, o)
+        func = vaddr + (o if flags & 4 else 0) + start
+        fdes.append([func, size, fre])
+    order = sorted(range(nf), key=lambda i: fdes[i][2]) + [None]
+    for k in range(nf):
+        i, j = order[k], order[k + 1]
+        end = frelen if j is None else fdes[j][2]
+        fdes[i].append(sec[h + froff + fdes[i][2]:h + froff + end])
+    return flags, nfres, fdes
+
+def secvaddr(path, name='.sframe'):
+    print(hex(section_vaddr(path, name)))
+
+def rebase(raw, vaddr, dst, fmt='v3', shift='0'):
+    """A section at vaddr -> a sidecar (as if at vaddr 0), v3 or v2;
+    shift moves every function (a sidecar for some other object)."""
+    sec = bytearray(open(raw, 'rb').read())
+    vaddr, shift = int(vaddr, 0), int(shift, 0)
+    flags, nfres, fdes = read_funcs(sec, vaddr)
+    if fmt == 'v3':
+        h = 28 + sec[7]
+        fdoff, = struct.unpack_from('<I', sec, 20)
+        for i, f in enumerate(fdes):
+            o = h + fdoff + i * 16
+            struct.pack_into('<q', sec, o, f[0] + shift - (o if flags & 4 else 0))
+        open(dst, 'wb').write(sec)
+        return
+    pcrel = fmt == 'v2'
+    fres = b''
+    idx = b''
+    for i, (func, size, _, attr) in enumerate(fdes):
+        n, info, info2, rep = struct.unpack_from('<HBBB', attr, 0)
+        assert info2 & 0x1f == 0 and not info & 0x80, 'not expressible in v2'
+        o = 28 + i * 20
+        idx += struct.pack('<iIIIBBH', func + shift - (o if pcrel else 0),
+                           size, len(fres), n, info & 0x3f, rep, 0)
+        fres += attr[5:]
+    hdr = struct.pack('<HBBBbbBIIIII', 0xdee2, 2, 1 | (4 if pcrel else 0),
+                      3, 0, -8, 0, len(fdes), nfres, len(fres), 0, len(idx))
+    open(dst, 'wb').write(hdr + idx + fres)
+
+def samefuncs(raw, vaddr, *sidecars):
+    """Do the sidecars (at vaddr 0) name the functions the section does?"""
+    want = func_starts(open(raw, 'rb').read(), int(vaddr, 0))
+    for s in sidecars:
+        got = func_starts(open(s, 'rb').read(), 0)
+        if got != want:
+            raise SystemExit('%s: %s, want %s' % (s, [hex(f) for f in got],
+                                                  [hex(f) for f in want]))
+
+def corrupt(mode, src, dst):
+    d = bytearray(open(src, 'rb').read())
+    if mode == 'truncated':
+        d = d[:len(d) * 2 // 3]
+    elif mode == 'magic':
+        d[0:2] = b'\x34\x12'
+    elif mode == 'hugefdes':
+        struct.pack_into('<I', d, 8, 0xffffffff)
+    open(dst, 'wb').write(d)
+
+LOG_ADD = re.compile(r'^add pid=\d+ sframe=(0x[0-9a-f]+|0)-(0x[0-9a-f]+|0) '
+                     r'text=(0x[0-9a-f]+|0)-(0x[0-9a-f]+|0) file=(\S+)'
+                     r'(?: funcs=(\S+))? -> (\S+)')
+LOG_RM = re.compile(r'^remove pid=\d+ sframe=(0x[0-9a-f]+|0) -> (\S+)')
+
+def parse_log(path):
+    ev, summary, drops = [], None, []
+    for line in open(path):
+        m = LOG_ADD.match(line)
+        if m:
+            ev.append(('add', int(m[1], 16), int(m[2], 16), int(m[3], 16),
+                       int(m[4], 16), m[5], m[6], m[7], line.strip()))
+            continue
+        m = LOG_RM.match(line)
+        if m:
+            ev.append(('remove', int(m[1], 16), m[2], line.strip()))
+        elif line.startswith('summary '):
+            summary = dict(kv.split('=') for kv in line.split()[1:])
+        elif line.startswith('drop '):
+            drops.append(line.strip())
+    return ev, summary, drops
+
+class Tap:
+    def __init__(self, prefix):
+        self.prefix = prefix
+    def __call__(self, name, problems):
+        if problems:
+            print('not ok - %s: %s' % (self.prefix, name))
+            for p in problems[:20]:
+                print('    # ' + p)
+            if len(problems) > 20:
+                print('    # ... %d more' % (len(problems) - 20))
+        else:
+            print('ok - %s: %s' % (self.prefix, name))
+
+def check_registry(tap, ev, summary, drops):
+    live, bad = set(), []
+    for e in ev:
+        if e[0] == 'add' and e[7] == '0':
+            if e[1] in live:
+                bad.append('added twice: ' + e[8])
+            live.add(e[1])
+        elif e[0] == 'remove':
+            if e[1] not in live:
+                bad.append('remove without a prior add: ' + e[3])
+            live.discard(e[1])
+    if live:
+        bad.append('never removed: ' + ', '.join(hex(a) for a in live))
+    if summary is None:
+        bad.append('no summary line in the log')
+    elif summary['leftovers'] != '0' or summary['drops'] != '0':
+        bad.append('stub summary: %s' % summary)
+    bad += ['dropped: ' + d for d in drops]
+    tap('every remove matches a prior add, registry empty at exit', bad)
+
+def check_loop(prefix, log, out, want, *specs):
+    """specs: PATH=pt or PATH=side:SIDECAR, the libraries that register."""
+    tap = Tap(prefix)
+    want = int(want)
+    libs = {}
+    for s in specs:
+        path, kind = s.split('=', 1)
+        libs[os.path.realpath(path)] = (path, kind)
+    opens = defaultdict(list)
+    for line in open(out):
+        m = re.match(r'^open (\S+) l_addr=(0x[0-9a-f]+|0)$', line)
+        if m:
+            opens[os.path.realpath(m[1])].append(int(m[2], 16))
+    ev, summary, drops = parse_log(log)
+    adds = [e for e in ev if e[0] == 'add']
+    rms = [e for e in ev if e[0] == 'remove']
+    bad = ['failed: ' + e[-1] for e in ev if e[-2] != '0']
+    if len(adds) != want or len(rms) != want:
+        bad.insert(0, 'adds=%d removes=%d, want %d each' %
+                   (len(adds), len(rms), want))
+    tap('adds == removes == %d, all succeeded' % want, bad)
+
+    bad, seen = [], defaultdict(int)
+    for e in adds:
+        _, ss, se, ts, te, f, fl, _, line = e
+        if f not in libs:
+            bad.append('add for a library that has no SFrame: ' + line)
+            continue
+        k = seen[f]
+        seen[f] += 1
+        if k >= len(opens[f]):
+            bad.append('more adds than dlopens: ' + line)
+            continue
+        bias = opens[f][k]
+        x0, x1 = text_of(f)
+        if (ts, te) != (down(bias + x0), up(bias + x1)):
+            bad.append('text %#x-%#x, want %#x-%#x: %s' %
+                       (ts, te, down(bias + x0), up(bias + x1), line))
+        kind = libs[f][1]
+        if kind == 'pt':
+            sv, sm = sframe_phdr(f)
+            starts = pt_funcs(f)
+            if (ss, se) != (bias + sv, bias + sv + sm):
+                bad.append('sframe %#x-%#x, want %#x-%#x: %s' %
+                           (ss, se, bias + sv, bias + sv + sm, line))
+        else:
+            side = open(kind.split(':', 1)[1], 'rb').read()
+            starts = func_starts(side, 0)
+            if se - ss != len(side):
+                bad.append('sframe size %#x, sidecar has %#x: %s' %
+                           (se - ss, len(side), line))
+        want = funcs_log(starts, down(x0))
+        if fl != want:
+            bad.append('funcs=%s, want %s: %s' % (fl, want, line))
+    for f in libs:
+        if seen[f] != len(opens[f]):
+            bad.append('%s: %d adds for %d dlopens' %
+                       (f, seen[f], len(opens[f])))
+    tap('each add: text = r-x mapping of its library; section and function starts right', bad)
+    check_registry(tap, ev, summary, drops)
+
+def check_pt(prefix, log, *files):
+    """Each of files (PT_GNU_SFRAME objects) added once, nothing else;
+    the bias is the one its sframe address implies."""
+    tap = Tap(prefix)
+    ev, summary, drops = parse_log(log)
+    adds = [e for e in ev if e[0] == 'add']
+    want = {os.path.realpath(f) for f in files}
+    bad = []
+    got = sorted(e[5] for e in adds)
+    if got != sorted(want):
+        bad.append('added %s, want %s' % (got, sorted(want)))
+    for _, ss, se, ts, te, f, fl, r, line in adds:
+        if r != '0':
+            bad.append('failed: ' + line)
+        if f not in want:
+            continue
+        sv, sm = sframe_phdr(f)
+        bias = ss - sv
+        x0, x1 = text_of(f)
+        if bias % PAGE or se - ss != sm or \
+           (ts, te) != (down(bias + x0), up(bias + x1)):
+            bad.append('want text %#x-%#x: %s' %
+                       (down(bias + x0), up(bias + x1), line))
+        if fl != funcs_log(pt_funcs(f), down(x0)):
+            bad.append('funcs=%s, want %s: %s' %
+                       (fl, funcs_log(pt_funcs(f), down(x0)), line))
+    tap('adds exactly %s, text = r-x mapping' %
+        ' and '.join(os.path.basename(f) for f in files), bad)
+    check_registry(tap, ev, summary, drops)
+
+def leak(out, rss_slack_kb):
+    vals = {}
+    for line in open(out):
+        m = re.match(r'^(maps|rss_kb) warm=(-?\d+) end=(-?\d+)$', line)
+        if m:
+            vals[m[1]] = (int(m[2]), int(m[3]))
+    if 'maps' not in vals or 'rss_kb' not in vals:
+        raise SystemExit('no maps/rss_kb lines in ' + out)
+    print('maps warm=%d end=%d, rss_kb warm=%d end=%d' %
+          (vals['maps'] + vals['rss_kb']))
+    mw, me = vals['maps']
+    rw, re_ = vals['rss_kb']
+    if mw != me or re_ - rw > int(rss_slack_kb):
+        raise SystemExit('grew')
+
+# ---- run under prctl-stub: the stub's answers against the ABI ----
+def abi():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    libc.syscall.argtypes = [ctypes.c_long] * 6
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    R, W, X, PRIV_ANON = 1, 2, 4, 0x22
+
+    def prctl(op, a=0, b=0, c=0, d=0):
+        if libc.syscall(157, op, a, b, c, d) == 0:
+            return 'OK'
+        return {22: 'EINVAL', 14: 'EFAULT', 17: 'EEXIST', 2: 'ENOENT',
+                12: 'ENOMEM'}.get(ctypes.get_errno(), str(ctypes.get_errno()))
+
+    def mmap(n, prot):
+        return libc.mmap(None, n * PAGE, prot, PRIV_ANON, -1, 0)
+
+    def section(at, func, magic=0xdee2):
+        """A v3 section at address at: one FDE, func+16, CFA sp+8."""
+        hdr = struct.pack('<HBBBbbBIIIII', magic, 3, 5, 3, 0, -8, 0,
+                          1, 1, 8, 0, 16)
+        fde = struct.pack('<qII', func - (at + 28), 16, 0)
+        body = hdr + fde + struct.pack('<HBBB', 1, 0, 0, 0) + b'\x00\x03\x08'
+        ctypes.memmove(at, body, len(body))
+        return at, at + len(body)
+
+    text = mmap(2, R | X)
+    data = mmap(2, R | W)
+    none = mmap(1, 0)
+    s1 = section(data, text)
+    s2 = section(data + 256, text + PAGE)
+    bad = section(data + 512, text, magic=0x1234)
+    out = section(data + 768, text + 3 * PAGE)
+    t = (text, text + 2 * PAGE)
+    cases = [
+        ('add', (79, *s1, *t), 'OK'),
+        ('add again: same text', (79, *s1, *t), 'EEXIST'),
+        ('add overlapping text', (79, *s2, text + PAGE, text + 2 * PAGE), 'EEXIST'),
+        ('remove with non-zero unused args', (80, s1[0], 1), 'EINVAL'),
+        ('remove', (80, s1[0]), 'OK'),
+        ('remove again', (80, s1[0]), 'ENOENT'),
+        ('remove never added', (80, data + 4), 'ENOENT'),
+        ('add empty sframe range', (79, s1[0], s1[0], *t), 'EINVAL'),
+        ('add inverted text range', (79, *s1, t[1], t[0]), 'EINVAL'),
+        ('add text not executable', (79, *s1, data, data + PAGE), 'EINVAL'),
+        ('add text partly unmapped', (79, *s1, text, text + 3 * PAGE), 'EINVAL'),
+        ('add sframe range not readable', (79, none, none + 64, *t), 'EFAULT'),
+        ('add bad magic', (79, *bad, *t), 'EINVAL'),
+        ('add FDE outside the text', (79, *out, *t), 'EINVAL'),
+        ('add again after the errors', (79, *s1, *t), 'OK'),
+        ('remove it', (80, s1[0]), 'OK'),
+    ]
+    for name, args, want in cases:
+        got = prctl(*args)
+        print('%s - stub ABI: %s -> %s' %
+              ('ok' if got == want else 'not ok', name, want))
+        if got != want:
+            print('    # got ' + got)
+
+if __name__ == '__main__':
+    globals()[sys.argv[1].replace('-', '_')](*sys.argv[2:])
+EOF
+tool() {
+	"$PY" "$T/sftool.py" "$@"
+}
+
+echo "# sframe-audit host test, OUT=$OUT"
+
+# ---- 1. what is needed ----
+missing=
+for f in "$A" "$AF" "$STUB" "$LOOP" "$OUT/libloop-a.so" "$OUT/libloop-b.so" \
+	 "$VEC/libvec.so" "$VEC/vec_plt"; do
+	[ -e "$f" ] || missing="$missing $f"
+done
+if [ -n "$missing" ] || ! command -v "$PY" >/dev/null ||
+   ! command -v objcopy >/dev/null; then
+	echo "missing:$missing (or python3, objcopy)" >"$T/why"
+	not_ok "build and fixtures present" "$T/why"
+	echo "1 checks: 0 passed, 1 failed"
+	exit 1
+fi
+ok "build and fixtures present"
+
+# ---- 2. fixtures: libvec.so as is, without PT_GNU_SFRAME + a sidecar ----
+mkdir -p "$T/pt" "$T/side" "$T/sc" "$T/v2" "$T/v2abs" "$T/rp" "$T/link"
+cp "$VEC/libvec.so" "$T/pt/libvec.so"
+fixtures() {
+	local sv
+	objcopy -O binary --only-section=.sframe "$VEC/libvec.so" \
+		"$T/libvec.raw" || return 1
+	cmp "$T/libvec.raw" "$VEC/libvec.so.sframe.bin" || return 1
+	tool nosframe "$VEC/libvec.so" "$T/side/libvec-side.so" || return 1
+	if readelf -lW "$T/side/libvec-side.so" | grep -q GNU_SFRAME; then
+		echo "PT_GNU_SFRAME still in the copy"
+		return 1
+	fi
+	sv=$(tool secvaddr "$VEC/libvec.so") || return 1
+	tool rebase "$T/libvec.raw" "$sv" "$T/sc/libvec-side.so.sframe" v3 &&
+	tool rebase "$T/libvec.raw" "$sv" "$T/v2/libvec-side.so.sframe" v2 &&
+	tool rebase "$T/libvec.raw" "$sv" "$T/v2abs/libvec-side.so.sframe" v2abs &&
+	tool rebase "$T/libvec.raw" "$sv" "$T/libvec-shifted.sframe" v3 0x100000 &&
+	tool samefuncs "$T/libvec.raw" "$sv" "$T/sc/libvec-side.so.sframe" \
+		"$T/v2/libvec-side.so.sframe" "$T/v2abs/libvec-side.so.sframe"
+}
+check "fixtures: libvec's .sframe extracted, rebased to vaddr 0 (v3, v2, v2 section-relative); copy without PT_GNU_SFRAME" fixtures
+
+SIDE=$T/side/libvec-side.so
+PTLIB=$T/pt/libvec.so
+SC_SPEC="$SIDE=side:$T/sc/libvec-side.so.sframe"
+
+# ---- 3. the stub itself ----
+timeout 60 "$STUB" -- true >"$T/probe.out" 2>&1
+stub_rc=$?
+if [ "$stub_rc" = 2 ]; then
+	have_stub=false
+	skip "prctl-stub: seccomp user notification" \
+		"$(head -n 1 "$T/probe.out")"
+else
+	have_stub=true
+	check "prctl-stub: runs a program (status $stub_rc)" \
+		test "$stub_rc" = 0
+	timeout 120 "$STUB" -o "$T/abi.log" -- "$PY" "$T/sftool.py" abi \
+		>"$T/abi.out" 2>&1
+	echo $? >"$T/abi.rc"
+	tap cat "$T/abi.out"
+	check "prctl-stub: all 16 ABI cases ran" \
+		sh -c "[ \$(cat '$T/abi.rc') = 0 ] &&
+		       [ \$(grep -c '^ok - stub ABI' '$T/abi.out') = 16 ] ||
+		       { cat '$T/abi.out'; exit 1; }"
+	timeout 60 "$STUB" -- sh -c 'exit 3' 2>/dev/null
+	check "prctl-stub: exits with the program's status" test $? = 3
+fi
+
+stub_tests() {
+# ---- 4. the main loop: PT_GNU_SFRAME, sidecar, and two without SFrame ----
+stub loop -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/sc" \
+	"$LOOP" "$N" "$PTLIB" "$SIDE" "$OUT/libloop-a.so" "$OUT/libloop-b.so"
+check "loop: exit status 0" rc_is loop 0
+check "loop: no stderr (libloop-a/b, libc: no SFrame, skipped silently)" \
+	no_stderr loop
+tap tool check-loop loop "$T/loop.log" "$T/loop.out" $((2 * N + 2)) \
+	"$PTLIB=pt" "$SC_SPEC"
+
+# the same with program headers from the file, and the debug log
+stub filephdr -- env LD_AUDIT="$AF" SFRAME_SIDECAR_DIR="$T/sc" \
+	SFRAME_AUDIT_DEBUG=1 "$LOOP" 5 "$PTLIB" "$SIDE" "$OUT/libloop-a.so"
+check "loop, phdrs from the file: exit status 0" rc_is filephdr 0
+tap tool check-loop "loop, phdrs from the file" "$T/filephdr.log" \
+	"$T/filephdr.out" 12 "$PTLIB=pt" "$SC_SPEC"
+debug_log() {
+	local a r
+	grep -q "libvec.so: program headers from the file" "$T/filephdr.err" ||
+		{ echo "no 'program headers from the file'"; return 1; }
+	a=$(grep -c '^sframe-audit: add ' "$T/filephdr.err")
+	r=$(grep -c '^sframe-audit: remove ' "$T/filephdr.err")
+	grep -q "^sframe-audit: skip .*libloop-a.so: no PT_GNU_SFRAME, no sidecar" \
+		"$T/filephdr.err" || { echo "no skip line for libloop-a"; return 1; }
+	[ "$a" = 12 ] && [ "$r" = 12 ] ||
+		{ echo "debug: $a adds, $r removes, want 12"; return 1; }
+}
+check "SFRAME_AUDIT_DEBUG=1: logs every add, remove and skip" debug_log
+
+# ---- 5. vec_plt: libvec.so (DT_NEEDED) at start-up, nothing else ----
+stub plt -- env LD_AUDIT="$A" "$VEC/vec_plt" 10
+check "vec_plt: exit status 0" rc_is plt 0
+check "vec_plt: no stderr" no_stderr plt
+tap tool check-pt vec_plt "$T/plt.log" "$VEC/libvec.so"
+stub pltdbg -- env LD_AUDIT="$A" SFRAME_AUDIT_DEBUG=1 "$VEC/vec_plt" 10
+check "vec_plt: libc.so.6 (no .sframe) looked at and skipped silently" \
+	grep -q 'skip .*/libc.so.6: no PT_GNU_SFRAME, no sidecar' "$T/pltdbg.err"
+check "vec_plt: main program and ld.so left to the kernel, vDSO skipped" \
+	sh -c "grep -q 'skip \"\": main program' '$T/pltdbg.err' &&
+	       grep -q 'skip .*ld-linux.*: interpreter' '$T/pltdbg.err' &&
+	       grep -q 'skip linux-vdso.so.1: vDSO' '$T/pltdbg.err'"
+
+# "ld.so PROG": the kernel registered ld.so, not PROG: PROG is added
+LDSO=$(readelf -lW "$VEC/vec_plt" | sed -n 's/.*interpreter: \(.*\)]/\1/p')
+stub ldso -- env LD_AUDIT="$A" "$LDSO" "$VEC/vec_plt" 10
+check "ld.so vec_plt: exit status 0, no stderr" \
+	sh -c "[ \$(cat '$T/ldso.rc') = 0 ] && [ ! -s '$T/ldso.err' ]"
+tap tool check-pt "ld.so vec_plt" "$T/ldso.log" "$VEC/vec_plt" "$VEC/libvec.so"
+
+# ---- 6. other sidecars ----
+for v in v2 v2abs; do
+	stub "$v" -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/$v" \
+		"$LOOP" 5 "$SIDE"
+	check "sidecar $v: exit status 0, no stderr" \
+		sh -c "[ \$(cat '$T/$v.rc') = 0 ] && [ ! -s '$T/$v.err' ]"
+	tap tool check-loop "sidecar $v" "$T/$v.log" "$T/$v.out" 5 \
+		"$SIDE=side:$T/$v/libvec-side.so.sframe"
+done
+
+# next to the object's realpath, without SFRAME_SIDECAR_DIR
+cp "$SIDE" "$T/rp/libvec-rp.so"
+cp "$T/sc/libvec-side.so.sframe" "$T/rp/libvec-rp.so.sframe"
+ln -sf "$T/rp/libvec-rp.so" "$T/link/libvec-link.so"
+stub rp -- env -u SFRAME_SIDECAR_DIR LD_AUDIT="$A" "$LOOP" 3 \
+	"$T/link/libvec-link.so"
+check "sidecar at realpath.sframe (opened through a symlink): status 0, no stderr" \
+	sh -c "[ \$(cat '$T/rp.rc') = 0 ] && [ ! -s '$T/rp.err' ]"
+tap tool check-loop "sidecar at realpath" "$T/rp.log" "$T/rp.out" 3 \
+	"$T/link/libvec-link.so=side:$T/rp/libvec-rp.so.sframe"
+
+# ---- 7. bad sidecars: one message naming the file, no add ----
+for bad in truncated magic hugefdes shifted; do
+	mkdir -p "$T/bad-$bad"
+	if [ $bad = shifted ]; then
+		cp "$T/libvec-shifted.sframe" "$T/bad-$bad/libvec-side.so.sframe"
+	else
+		tool corrupt $bad "$T/sc/libvec-side.so.sframe" \
+			"$T/bad-$bad/libvec-side.so.sframe"
+	fi
+	stub "bad-$bad" -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/bad-$bad" \
+		"$LOOP" 3 "$SIDE" "$PTLIB"
+	bad_sidecar() {
+		rc_is "bad-$1" 0 &&
+		one_msg "bad-$1" "$T/bad-$1/libvec-side.so.sframe" &&
+		tool check-loop "bad-$1" "$T/bad-$1.log" "$T/bad-$1.out" 4 \
+			"$PTLIB=pt" >"$T/bad.tap" &&
+		! grep -q '^not ok' "$T/bad.tap" || { cat "$T/bad.tap"; return 1; }
+	}
+	check "bad sidecar ($bad): one message naming it, no add for it, program fine" \
+		bad_sidecar $bad
+	sed 's/^/    # /' "$T/bad-$bad.err"
+done
+
+# binutils 2.40 (as --gsframe) makes v1 sections, with PT_GNU_SFRAME
+v1_lib() {
+	mkdir -p "$T/v1" &&
+	${CC:-cc} -O2 -fomit-frame-pointer -fPIC -shared -Wa,--gsframe \
+		-o "$T/v1/libloop-v1.so" "$HERE/libloop-a.c" &&
+	readelf -lW "$T/v1/libloop-v1.so" | grep -q GNU_SFRAME
+}
+if ! v1_lib >"$T/why" 2>&1; then
+	skip "PT_GNU_SFRAME with SFrame v1" "cannot build one: $(head -n 1 "$T/why")"
+else
+	stub v1 -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/v1" "$LOOP" 3 \
+		"$T/v1/libloop-v1.so" "$PTLIB"
+	v1_check() {
+		rc_is v1 0 && one_msg v1 "PT_GNU_SFRAME: version 1 not supported" &&
+		tool check-loop v1 "$T/v1.log" "$T/v1.out" 4 "$PTLIB=pt" \
+			>"$T/v1.tap" &&
+		! grep -q '^not ok' "$T/v1.tap" || { cat "$T/v1.tap"; return 1; }
+	}
+	check "PT_GNU_SFRAME with SFrame v1 (binutils 2.40), no sidecar: one message, no add" \
+		v1_check
+	sed 's/^/    # /' "$T/v1.err"
+fi
+
+# ---- 8. errors from the kernel ----
+stub einval -e EINVAL -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/sc" \
+	"$LOOP" 5 "$PTLIB" "$SIDE"
+check "EINVAL for everything: exit status 0" rc_is einval 0
+check "EINVAL for everything: one 'no PR_ADD_SFRAME support' message" \
+	one_msg einval "kernel has no PR_ADD_SFRAME support"
+check "EINVAL for everything: one add tried, then no more (one probe remove)" \
+	log_counts einval 1 1
+check "EINVAL for everything: the loop ran" \
+	test "$(grep -c '^open ' "$T/einval.out")" = 12
+
+stub enomem -e ENOMEM -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/sc" \
+	"$LOOP" 5 "$PTLIB" "$SIDE"
+check "ENOMEM for everything: exit status 0" rc_is enomem 0
+check "ENOMEM for everything: one message" \
+	one_msg enomem "PR_ADD_SFRAME sframe="
+check "ENOMEM for everything: every object tried, nothing to remove" \
+	log_counts enomem 12 0
+
+# ---- 9. 2000 dlopens: no mapping or memory growth ----
+stub leak -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/sc" \
+	"$LOOP" -q 2000 "$PTLIB" "$SIDE"
+check "2000 dlopens: exit status 0, no stderr" \
+	sh -c "[ \$(cat '$T/leak.rc') = 0 ] && [ ! -s '$T/leak.err' ]"
+check "2000 dlopens: adds == removes == 4002, all succeeded" \
+	sh -c "[ \$(grep -c '^add .* -> 0\$' '$T/leak.log') = 4002 ] &&
+	       [ \$(grep -c '^remove .* -> 0 ' '$T/leak.log') = 4002 ] &&
+	       grep -q 'leftovers=0' '$T/leak.log'"
+check "2000 dlopens: /proc/self/maps lines equal, anonymous RSS within 64 kB" \
+	tool leak "$T/leak.out" 64
+sed 's/^/    # /' "$T/why"
+}
+
+if $have_stub; then
+	stub_tests
+else
+	skip "all prctl-stub based checks" "seccomp user notification unavailable"
+fi
+
+# ---- 10. the host kernel itself (no PR_ADD_SFRAME: EINVAL) ----
+host_kernel() {
+	env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/sc" "$LOOP" 5 "$PTLIB" \
+		"$SIDE" >"$T/host.out" 2>"$T/host.err"
+	echo $? >"$T/host.rc"
+	rc_is host 0 && one_msg host "kernel has no PR_ADD_SFRAME support" &&
+	test "$(grep -c '^open ' "$T/host.out")" = 12
+}
+# Does this kernel lack the interface (EINVAL to removing an unknown address)?
+if "$PY" -c '
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.syscall(157, 80, 4096, 0, 0, 0)
+sys.exit(0 if r == -1 and ctypes.get_errno() == 22 else 1)
+'; then
+	check "host kernel (EINVAL): one message, program works" host_kernel
+else
+	skip "host kernel: one message, program works" \
+		"this kernel implements PR_REMOVE_SFRAME"
+fi
+
+# ---- 11. sframe-gen sidecars and injected sections, if it is built ----
+gen_tests() {
+	local v opts
+	mkdir -p "$T/gen-v3" "$T/gen-v2" "$T/gen-v2abs" "$T/gen-inj"
+	for v in v3 v2 v2abs; do
+		case $v in
+		v3) opts= ;;
+		v2) opts="-V 2" ;;
+		v2abs) opts="-V 2 --no-pcrel" ;;
+		esac
+		for l in a b; do
+			# shellcheck disable=SC2086
+			"$GEN" $opts -o "$T/gen-$v/libloop-$l.so.sframe" \
+				"$OUT/libloop-$l.so" >"$T/why" 2>&1 ||
+				{ not_ok "sframe-gen $opts libloop-$l.so" "$T/why"
+				  return; }
+		done
+		stub "gen-$v" -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/gen-$v" \
+			"$LOOP" 10 "$OUT/libloop-a.so" "$OUT/libloop-b.so"
+		check "sframe-gen $v sidecars: exit status 0, no stderr" \
+			sh -c "[ \$(cat '$T/gen-$v.rc') = 0 ] && [ ! -s '$T/gen-$v.err' ]"
+		tap tool check-loop "sframe-gen $v sidecars" "$T/gen-$v.log" \
+			"$T/gen-$v.out" 22 \
+			"$OUT/libloop-a.so=side:$T/gen-$v/libloop-a.so.sframe" \
+			"$OUT/libloop-b.so=side:$T/gen-$v/libloop-b.so.sframe"
+	done
+	if [ -e "$T/v1/libloop-v1.so" ]; then
+		mkdir -p "$T/gen-v1"
+		"$GEN" -o "$T/gen-v1/libloop-v1.so.sframe" "$T/v1/libloop-v1.so" \
+			>"$T/why" 2>&1 || { not_ok "sframe-gen libloop-v1.so" "$T/why"
+					    return; }
+		stub gen-v1 -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/gen-v1" \
+			"$LOOP" 3 "$T/v1/libloop-v1.so"
+		check "v1 PT_GNU_SFRAME + sframe-gen sidecar: the sidecar is used, no message" \
+			sh -c "[ \$(cat '$T/gen-v1.rc') = 0 ] && [ ! -s '$T/gen-v1.err' ]"
+		tap tool check-loop "v1 PT_GNU_SFRAME + sidecar" "$T/gen-v1.log" \
+			"$T/gen-v1.out" 3 \
+			"$T/v1/libloop-v1.so=side:$T/gen-v1/libloop-v1.so.sframe"
+	fi
+	"$GEN" -i -o "$T/gen-inj/libloop-a.so" "$OUT/libloop-a.so" \
+		>"$T/why" 2>&1 || { not_ok "sframe-gen -i libloop-a.so" "$T/why"
+				    return; }
+	stub gen-inj -- env LD_AUDIT="$A" "$LOOP" 10 "$T/gen-inj/libloop-a.so" \
+		"$OUT/libloop-b.so"
+	check "sframe-gen -i (PT_GNU_SFRAME): exit status 0, no stderr" \
+		sh -c "[ \$(cat '$T/gen-inj.rc') = 0 ] && [ ! -s '$T/gen-inj.err' ]"
+	tap tool check-loop "sframe-gen -i" "$T/gen-inj.log" "$T/gen-inj.out" 11 \
+		"$T/gen-inj/libloop-a.so=pt"
+}
+if [ ! -x "$GEN" ]; then
+	skip "sframe-gen sidecars for libloop-a/b" "$GEN not built"
+elif ! $have_stub; then
+	skip "sframe-gen sidecars for libloop-a/b" "no prctl-stub"
+else
+	gen_tests
+fi
+
+echo "$npass passed, $nfail failed, $nskip skipped"
+[ "$nfail" = 0 ]
