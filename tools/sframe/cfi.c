@@ -27,7 +27,6 @@
 const char *const sf_skip_names[SKIP_NR] = {
 	[SKIP_EMPTY]	 = "zero-size FDE",
 	[SKIP_NOT_TEXT]	 = "FDE outside the executable segments",
-	[SKIP_OVERLAP]	 = "FDE overlaps another",
 	[SKIP_CFA_EXPR]	 = "CFA expression SFrame can't express",
 	[SKIP_CFA_REG]	 = "CFA on a register other than rsp/rbp (v2)",
 	[SKIP_RA]	 = "return-address rule SFrame can't express",
@@ -43,6 +42,11 @@ struct range {
 	uint64_t lo, hi;
 };
 
+/* An FDE that is described, and where it is in .eh_frame. */
+struct fde_at {
+	uint64_t lo, hi, off;
+};
+
 struct ctx {
 	Dwarf_CFI *cfi;
 	int version;
@@ -50,6 +54,8 @@ struct ctx {
 	size_t ntext;
 	struct sf_func *funcs;
 	size_t nfuncs, cap;
+	struct fde_at *fdes;
+	size_t nfdes, capfdes;
 	struct sf_cfi_stats *st;
 	char *err;
 	size_t errlen;
@@ -219,6 +225,125 @@ static int cie_fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 		}
 	}
 	return 0;
+}
+
+/*
+ * libdw sizes a frame for the largest register number a CFA instruction
+ * names, up to 2^28 of them: one stray ULEB costs gigabytes on every row
+ * we ask for.  x86-64's DWARF registers stay far below 256 (APX's r31 is
+ * 145); an instruction naming one past that is refused before libdw runs.
+ */
+#define CFA_REG_LIMIT	256
+
+/* Operands: r register, u (s)LEB128, b block, a address, 1 2 4 8 bytes. */
+static const char *const cfa_operands[0x30] = {
+	[DW_CFA_nop]				= "",
+	[DW_CFA_set_loc]			= "a",
+	[DW_CFA_advance_loc1]			= "1",
+	[DW_CFA_advance_loc2]			= "2",
+	[DW_CFA_advance_loc4]			= "4",
+	[DW_CFA_offset_extended]		= "ru",
+	[DW_CFA_restore_extended]		= "r",
+	[DW_CFA_undefined]			= "r",
+	[DW_CFA_same_value]			= "r",
+	[DW_CFA_register]			= "rr",
+	[DW_CFA_remember_state]			= "",
+	[DW_CFA_restore_state]			= "",
+	[DW_CFA_def_cfa]			= "ru",
+	[DW_CFA_def_cfa_register]		= "r",
+	[DW_CFA_def_cfa_offset]			= "u",
+	[DW_CFA_def_cfa_expression]		= "b",
+	[DW_CFA_expression]			= "rb",
+	[DW_CFA_offset_extended_sf]		= "ru",
+	[DW_CFA_def_cfa_sf]			= "ru",
+	[DW_CFA_def_cfa_offset_sf]		= "u",
+	[DW_CFA_val_offset]			= "ru",
+	[DW_CFA_val_offset_sf]			= "ru",
+	[DW_CFA_val_expression]			= "rb",
+	[DW_CFA_MIPS_advance_loc8]		= "8",
+	[DW_CFA_GNU_window_save]		= "",
+	[DW_CFA_GNU_args_size]			= "u",
+	[DW_CFA_GNU_negative_offset_extended]	= "ru",
+};
+
+/* Skip one operand of kind k; false if it doesn't decode. */
+static bool cfa_operand(const uint8_t **p, const uint8_t *end, char k,
+			uint8_t enc, uint64_t *v)
+{
+	*v = 0;
+	switch (k) {
+	case 'r':
+	case 'u':
+		return !read_uleb(p, end, v);	/* an SLEB's bytes too */
+	case 'b':
+		if (read_uleb(p, end, v) || *v > (uint64_t)(end - *p))
+			return false;
+		*p += *v;
+		return true;
+	case 'a':
+		return !read_encoded(p, end, enc, 0, v);
+	default:
+		if ((size_t)(end - *p) < (size_t)(k - '0'))
+			return false;
+		*p += k - '0';
+		return true;
+	}
+}
+
+/*
+ * The first instruction in [p, end) naming a register >= CFA_REG_LIMIT,
+ * with the register in *reg; NULL if none.  The scan stops at what
+ * doesn't decode: so does libdw.
+ */
+static const uint8_t *cfa_bad_reg(const uint8_t *p, const uint8_t *end,
+				  uint8_t enc, uint64_t *reg)
+{
+	while (p < end) {
+		const uint8_t *at = p;
+		uint8_t op = *p++;
+		const char *k;
+		uint64_t v;
+
+		if (op & 0xc0) {	/* advance_loc, offset, restore */
+			if ((op & 0xc0) == DW_CFA_offset &&
+			    !cfa_operand(&p, end, 'u', enc, &v))
+				return NULL;
+			continue;
+		}
+		k = op < 0x30 ? cfa_operands[op] : NULL;
+		if (!k)
+			return NULL;
+		for (; *k; k++) {
+			if (!cfa_operand(&p, end, *k, enc, &v))
+				return NULL;
+			if (*k == 'r' && v >= CFA_REG_LIMIT) {
+				*reg = v;
+				return at;
+			}
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Check the CIE's initial instructions and the FDE's, p just past its
+ * address range.  Returns the bad instruction, or NULL.
+ */
+static const uint8_t *fde_bad_reg(const Dwarf_CIE *cie, const uint8_t *p,
+				  const uint8_t *end, uint8_t enc,
+				  uint64_t *reg)
+{
+	const uint8_t *bad;
+	uint64_t n;
+
+	bad = cfa_bad_reg(cie->initial_instructions,
+			  cie->initial_instructions_end, enc, reg);
+	if (bad)
+		return bad;
+	if (cie->augmentation && cie->augmentation[0] == 'z' &&
+	    !cfa_operand(&p, end, 'b', enc, &n))
+		return NULL;	/* libdw won't run it either */
+	return cfa_bad_reg(p, end, enc, reg);
 }
 
 /* ---- libdw rules -> SFrame rules ---- */
@@ -579,12 +704,32 @@ static bool in_text(struct ctx *c, uint64_t lo, uint64_t hi)
 	return false;
 }
 
-static int do_fde(struct ctx *c, uint64_t lo, uint64_t hi)
+/* Remember a described FDE, for the overlap check. */
+static int push_fde(struct ctx *c, uint64_t lo, uint64_t hi, uint64_t off)
+{
+	if (c->nfdes == c->capfdes) {
+		size_t cap = c->capfdes ? c->capfdes * 2 : 256;
+		struct fde_at *n = realloc(c->fdes, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		c->fdes = n;
+		c->capfdes = cap;
+	}
+	c->fdes[c->nfdes++] = (struct fde_at){ lo, hi, off };
+	return 0;
+}
+
+static int do_fde(struct ctx *c, uint64_t lo, uint64_t hi, uint64_t off)
 {
 	struct builder b = { 0 };
 	uint64_t addr = lo, skip_from = 0;
 	int skip_why = -1;
 
+	/*
+	 * lld keeps the FDE gcc emits for a function of no bytes (one that
+	 * is only __builtin_unreachable()): there is nothing to describe.
+	 */
 	if (hi <= lo) {
 		skip(c, SKIP_EMPTY, lo, lo);
 		return 0;
@@ -593,6 +738,8 @@ static int do_fde(struct ctx *c, uint64_t lo, uint64_t hi)
 		skip(c, SKIP_NOT_TEXT, lo, hi);
 		return 0;
 	}
+	if (push_fde(c, lo, hi, off))
+		return -1;
 	while (addr < hi) {
 		Dwarf_Frame *fr = NULL;
 		Dwarf_Addr rs, re;
@@ -678,6 +825,73 @@ static int cmp_func(const void *a, const void *b)
 	return x->size < y->size ? -1 : x->size > y->size;
 }
 
+static int cmp_fde(const void *a, const void *b)
+{
+	const struct fde_at *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/*
+ * The kernel needs sorted, disjoint FDEs, and which of two overlapping
+ * ones is right can't be told: an error, naming the later one.
+ */
+static int check_overlap(struct ctx *c, const char *name,
+			 const GElf_Shdr *sh)
+{
+	const struct fde_at *prev = NULL;
+
+	if (c->nfdes > 1)
+		qsort(c->fdes, c->nfdes, sizeof(*c->fdes), cmp_fde);
+	for (size_t i = 0; i < c->nfdes; i++) {
+		const struct fde_at *f = &c->fdes[i];
+
+		if (prev && f->lo < prev->hi) {
+			snprintf(c->err, c->errlen, "%s: .eh_frame offset 0x%"
+				 PRIx64 " (file offset 0x%" PRIx64 "): FDE [0x%"
+				 PRIx64 ", 0x%" PRIx64 ") overlaps the FDE at "
+				 ".eh_frame offset 0x%" PRIx64 " [0x%" PRIx64
+				 ", 0x%" PRIx64 ")", name, f->off,
+				 (uint64_t)sh->sh_offset + f->off, f->lo, f->hi,
+				 prev->off, prev->lo, prev->hi);
+			return -1;
+		}
+		if (!prev || f->hi > prev->hi)
+			prev = f;
+	}
+	return 0;
+}
+
+/*
+ * libelf says just "invalid data" for a program header table that starts
+ * past the end of the file, and quietly cuts one that runs past it.
+ */
+static int check_phdr_table(Elf *elf, const char *name, char *err,
+			    size_t errlen)
+{
+	GElf_Ehdr eh;
+	GElf_Shdr s0;
+	size_t len = 0;
+	uint64_t n;
+
+	if (!gelf_getehdr(elf, &eh) || !elf_rawfile(elf, &len))
+		return 0;	/* libelf will say what is wrong */
+	n = eh.e_phnum;
+	/* extended numbering: the count is in section 0 */
+	if (n == PN_XNUM && gelf_getshdr(elf_getscn(elf, 0), &s0))
+		n = s0.sh_info;
+	if (!n || (eh.e_phoff <= len &&
+		   n <= (len - eh.e_phoff) / sizeof(Elf64_Phdr)))
+		return 0;
+	snprintf(err, errlen, "%s: offset 0x%zx: e_phoff 0x%" PRIx64 ": %"
+		 PRIu64 " program headers end past the end of the file (0x%zx "
+		 "bytes)", name, offsetof(Elf64_Ehdr, e_phoff),
+		 (uint64_t)eh.e_phoff, n, len);
+	return -1;
+}
+
 static int text_ranges(Elf *elf, struct ctx *c)
 {
 	size_t n;
@@ -721,15 +935,36 @@ static Elf_Scn *find_section(Elf *elf, const char *want, GElf_Shdr *sh)
 	return NULL;
 }
 
+int sf_cfi_eh_frame(Elf *elf, const char *name, GElf_Shdr *sh,
+		    Elf_Data **data, char *err, size_t errlen)
+{
+	Elf_Scn *scn = find_section(elf, ".eh_frame", sh);
+
+	if (!scn || sh->sh_type == SHT_NOBITS)
+		return 1;		/* nothing to describe */
+	*data = elf_getdata(scn, NULL);
+	if (!*data || !(*data)->d_buf || (*data)->d_size != sh->sh_size) {
+		snprintf(err, errlen, "%s: .eh_frame at file offset 0x%" PRIx64
+			 ": can't read 0x%" PRIx64 " bytes", name,
+			 (uint64_t)sh->sh_offset, (uint64_t)sh->sh_size);
+		return -1;
+	}
+	return 0;
+}
+
 int sf_cfi_foreach_fde(Elf *elf, const char *name,
-		       int (*cb)(void *arg, uint64_t lo, uint64_t hi), void *arg,
-		       size_t *nfdes, size_t *eh_bytes, char *err, size_t errlen)
+		       int (*cb)(void *arg, uint64_t lo, uint64_t hi,
+				 uint64_t off),
+		       void *arg, size_t *nfdes, size_t *eh_bytes, char *err,
+		       size_t errlen)
 {
 	const unsigned char *ident;
+	const uint8_t *bad;
 	Dwarf_Off off = 0, next;
 	Elf_Data *data;
 	GElf_Shdr sh;
-	Elf_Scn *scn;
+	uint64_t reg;
+	int r;
 
 	*nfdes = *eh_bytes = 0;
 	ident = (const unsigned char *)elf_getident(elf, NULL);
@@ -737,16 +972,9 @@ int sf_cfi_foreach_fde(Elf *elf, const char *name,
 		snprintf(err, errlen, "%s: not an ELF file", name);
 		return -1;
 	}
-	scn = find_section(elf, ".eh_frame", &sh);
-	if (!scn || sh.sh_type == SHT_NOBITS)
-		return 0;		/* nothing to describe */
-	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf || data->d_size != sh.sh_size) {
-		snprintf(err, errlen, "%s: .eh_frame at file offset 0x%" PRIx64
-			 ": can't read %" PRIu64 " bytes", name,
-			 (uint64_t)sh.sh_offset, (uint64_t)sh.sh_size);
-		return -1;
-	}
+	r = sf_cfi_eh_frame(elf, name, &sh, &data, err, errlen);
+	if (r)
+		return r < 0 ? -1 : 0;
 	*eh_bytes = data->d_size;
 	for (;;) {
 		Dwarf_CFI_Entry e, ce;
@@ -754,7 +982,6 @@ int sf_cfi_foreach_fde(Elf *elf, const char *name,
 		const uint8_t *p, *end;
 		uint64_t lo, len;
 		uint8_t enc;
-		int r;
 
 		r = dwarf_next_cfi(ident, data, true, off, &next, &e);
 		if (r > 0)
@@ -796,7 +1023,18 @@ int sf_cfi_foreach_fde(Elf *elf, const char *name,
 				 enc);
 			return -1;
 		}
-		if (cb(arg, lo, lo + len)) {
+		bad = fde_bad_reg(&ce.cie, p, end, enc, &reg);
+		if (bad) {
+			snprintf(err, errlen, "%s: .eh_frame offset 0x%" PRIx64
+				 " (file offset 0x%" PRIx64 "): the CFA "
+				 "instruction at .eh_frame offset 0x%tx names "
+				 "register %" PRIu64 ", not an x86-64 DWARF "
+				 "register", name, (uint64_t)off,
+				 (uint64_t)(sh.sh_offset + off),
+				 bad - (const uint8_t *)data->d_buf, reg);
+			return -1;
+		}
+		if (cb(arg, lo, lo + len, off)) {
 			snprintf(err, errlen, "%s: %s", name, strerror(ENOMEM));
 			return -1;
 		}
@@ -805,9 +1043,9 @@ int sf_cfi_foreach_fde(Elf *elf, const char *name,
 	return 0;
 }
 
-static int fde_cb(void *arg, uint64_t lo, uint64_t hi)
+static int fde_cb(void *arg, uint64_t lo, uint64_t hi, uint64_t off)
 {
-	return do_fde(arg, lo, hi);
+	return do_fde(arg, lo, hi, off);
 }
 
 int sf_cfi_read(Elf *elf, const char *name, int version,
@@ -816,45 +1054,50 @@ int sf_cfi_read(Elf *elf, const char *name, int version,
 {
 	struct ctx c = { .version = version, .st = st, .err = err,
 			 .errlen = errlen };
-	int ret = -1;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	int ret = -1, r;
 
 	memset(st, 0, sizeof(*st));
 	*funcs = NULL;
 	*nfuncs = 0;
+	if (check_phdr_table(elf, name, err, errlen))
+		goto out;
 	if (text_ranges(elf, &c)) {
 		snprintf(err, errlen, "%s: bad program headers: %s", name,
 			 elf_errmsg(-1));
 		goto out;
 	}
+	/* no .eh_frame at all is not an error: nothing to describe */
+	r = sf_cfi_eh_frame(elf, name, &sh, &data, err, errlen);
+	if (r) {
+		ret = r < 0 ? -1 : 0;
+		goto out;
+	}
+	if (!c.ntext) {
+		GElf_Ehdr eh;
+
+		snprintf(err, errlen, "%s: offset 0x%" PRIx64 ": no PT_LOAD in "
+			 "the program header table is executable (PF_X): no "
+			 "text for .eh_frame to describe", name,
+			 gelf_getehdr(elf, &eh) ? (uint64_t)eh.e_phoff : 0);
+		goto out;
+	}
 	c.cfi = dwarf_getcfi_elf(elf);
 	if (!c.cfi) {
-		/* no .eh_frame at all is not an error: nothing to describe */
-		ret = 0;
+		snprintf(err, errlen, "%s: .eh_frame at file offset 0x%" PRIx64
+			 ": %s", name, (uint64_t)sh.sh_offset,
+			 dwarf_errmsg(-1));
 		goto out;
 	}
 	if (sf_cfi_foreach_fde(elf, name, fde_cb, &c, &st->fdes,
-			       &st->eh_frame_bytes, err, errlen))
+			       &st->eh_frame_bytes, err, errlen) ||
+	    check_overlap(&c, name, &sh))
 		goto out;
 
-	qsort(c.funcs, c.nfuncs, sizeof(*c.funcs), cmp_func);
-	/* overlapping FDEs: keep the first of each overlapping pair */
-	{
-		size_t w = 0;
-
-		for (size_t i = 0; i < c.nfuncs; i++) {
-			struct sf_func *f = &c.funcs[i];
-
-			if (w && f->start < c.funcs[w - 1].start +
-					     c.funcs[w - 1].size) {
-				skip(&c, SKIP_OVERLAP, f->start,
-				     f->start + f->size);
-				free(f->rows);
-				continue;
-			}
-			c.funcs[w++] = *f;
-		}
-		c.nfuncs = w;
-	}
+	/* disjoint FDEs give disjoint functions: sorting is all it takes */
+	if (c.nfuncs > 1)
+		qsort(c.funcs, c.nfuncs, sizeof(*c.funcs), cmp_func);
 	for (size_t i = 0; i < c.nfuncs; i++) {
 		struct sf_func *f = &c.funcs[i];
 
@@ -875,6 +1118,7 @@ out:
 		sf_funcs_free(c.funcs, c.nfuncs);
 	if (c.cfi)
 		dwarf_cfi_end(c.cfi);
+	free(c.fdes);
 	free(c.text);
 	return ret;
 }

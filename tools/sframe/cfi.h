@@ -6,14 +6,13 @@
 #ifndef SFRAME_CFI_H
 #define SFRAME_CFI_H
 
-#include <libelf.h>
+#include <gelf.h>
 #include "sframe.h"
 
 /* Why an FDE (or part of one) was left out. */
 enum sf_skip {
 	SKIP_EMPTY,		/* zero-size FDE */
 	SKIP_NOT_TEXT,		/* range outside the executable segments */
-	SKIP_OVERLAP,		/* overlaps an earlier FDE */
 	SKIP_CFA_EXPR,		/* CFA expression SFrame can't say */
 	SKIP_CFA_REG,		/* CFA on a register v2 can't say (DRAP) */
 	SKIP_RA,		/* RA rule SFrame can't say */
@@ -65,9 +64,21 @@ int sf_cfi_rule(struct Dwarf_Frame_s *frame, int regno, struct sf_rule *r,
 int sf_cfi_row(struct Dwarf_Frame_s *frame, struct sf_row *row, int *plt_mask,
 	       int *plt_k, int *plt_shift);
 
-/* Call cb for each FDE's [lo, hi) in .eh_frame order; 0 or -1 + err. */
+/*
+ * Call cb for each FDE's [lo, hi) in .eh_frame order, with the FDE's
+ * offset in .eh_frame; 0 or -1 + err.
+ */
 int sf_cfi_foreach_fde(Elf *elf, const char *name,
-		       int (*cb)(void *arg, uint64_t lo, uint64_t hi), void *arg,
-		       size_t *nfdes, size_t *eh_bytes, char *err, size_t errlen);
+		       int (*cb)(void *arg, uint64_t lo, uint64_t hi,
+				 uint64_t off),
+		       void *arg, size_t *nfdes, size_t *eh_bytes, char *err,
+		       size_t errlen);
+
+/*
+ * Find .eh_frame and read it: 0 with *sh and *data, 1 if there is none
+ * (nothing to describe), or -1 with err when it can't be read.
+ */
+int sf_cfi_eh_frame(Elf *elf, const char *name, GElf_Shdr *sh,
+		    Elf_Data **data, char *err, size_t errlen);
 
 #endif /* SFRAME_CFI_H */

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,51 @@
 #include <unistd.h>
 
 #include "elfin.h"
+
+/*
+ * libelf quietly shows no sections for a section header table past the
+ * end of the file, and sections without names for a bad e_shstrndx: the
+ * tools would then say "no .eh_frame" or "no .sframe".  Name the field.
+ */
+static int check_shdrs(struct elfin *in, const GElf_Ehdr *eh, char *err,
+		       size_t errlen)
+{
+	uint64_t n = eh->e_shnum, strndx = eh->e_shstrndx;
+	Elf64_Shdr s0;
+
+	if (!eh->e_shoff)
+		return 0;	/* no section headers */
+	if (eh->e_shoff > in->len || in->len - eh->e_shoff < sizeof(s0)) {
+		snprintf(err, errlen, "%s: offset 0x%zx: e_shoff 0x%" PRIx64
+			 ": section header 0 runs past the end of the file "
+			 "(0x%zx bytes)", in->name,
+			 offsetof(Elf64_Ehdr, e_shoff), (uint64_t)eh->e_shoff,
+			 in->len);
+		return -1;
+	}
+	/* extended numbering: the real values are in section 0 */
+	memcpy(&s0, in->buf + eh->e_shoff, sizeof(s0));
+	if (!n)
+		n = s0.sh_size;
+	if (strndx == SHN_XINDEX)
+		strndx = s0.sh_link;
+	if (n > (in->len - eh->e_shoff) / sizeof(s0)) {
+		snprintf(err, errlen, "%s: offset 0x%zx: e_shoff 0x%" PRIx64
+			 ": %" PRIu64 " section headers end past the end of "
+			 "the file (0x%zx bytes)", in->name,
+			 offsetof(Elf64_Ehdr, e_shoff), (uint64_t)eh->e_shoff,
+			 n, in->len);
+		return -1;
+	}
+	if (strndx && strndx >= n) {
+		snprintf(err, errlen, "%s: offset 0x%zx: e_shstrndx %" PRIu64
+			 " out of range (%" PRIu64 " sections): no section "
+			 "names", in->name, offsetof(Elf64_Ehdr, e_shstrndx),
+			 strndx, n);
+		return -1;
+	}
+	return 0;
+}
 
 static int check(struct elfin *in, char *err, size_t errlen)
 {
@@ -49,7 +95,7 @@ static int check(struct elfin *in, char *err, size_t errlen)
 			 in->name, eh.e_type);
 		return -1;
 	}
-	return 0;
+	return check_shdrs(in, &eh, err, errlen);
 }
 
 int elfin_memory(struct elfin *in, const char *name, uint8_t *buf, size_t len,

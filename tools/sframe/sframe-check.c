@@ -370,7 +370,8 @@ static void load_syms(struct checker *c)
 		}
 		scn = NULL;
 	}
-	qsort(c->syms, c->nsyms, sizeof(*c->syms), cmp_sym);
+	if (c->nsyms > 1)
+		qsort(c->syms, c->nsyms, sizeof(*c->syms), cmp_sym);
 	/* one entry per address (aliases) */
 	{
 		size_t w = 0;
@@ -482,11 +483,12 @@ static void check_pc(struct checker *c, Dwarf_Frame *fr, uint64_t pc)
 		report(c, pc, "caller's rsp", &cv, &sv);
 }
 
-static int check_fde(void *arg, uint64_t lo, uint64_t hi)
+static int check_fde(void *arg, uint64_t lo, uint64_t hi, uint64_t off)
 {
 	struct checker *c = arg;
 	uint64_t pc = lo;
 
+	(void)off;
 	c->cfi_fdes++;
 	if (c->nfdes == c->capfdes) {
 		struct sym *n = realloc(c->fdes, (c->capfdes = c->capfdes ?
@@ -738,7 +740,9 @@ int main(int argc, char **argv)
 	uint64_t vaddr = 0;
 	uint8_t *owned = NULL;
 	size_t nfdes, ehb;
-	int opt, ret = 1;
+	int opt, ret = 1, r;
+	Elf_Data *eh_data;
+	GElf_Shdr eh_sh;
 	char *end;
 
 	while ((opt = getopt_long(argc, argv, "n:vh", opts, NULL)) != -1) {
@@ -776,10 +780,18 @@ int main(int argc, char **argv)
 		goto fail;
 	if (load_sframe(&c, file, vaddr, &owned))
 		goto fail;
+	/* libdw says "invalid ELF file" for an .eh_frame it can't read */
+	r = sf_cfi_eh_frame(c.in.elf, c.in.name, &eh_sh, &eh_data, c.err,
+			    sizeof(c.err));
+	if (r > 0)
+		snprintf(c.err, sizeof(c.err), "%s: no .eh_frame", c.in.name);
+	if (r)
+		goto fail;
 	c.cfi = dwarf_getcfi_elf(c.in.elf);
 	if (!c.cfi) {
-		snprintf(c.err, sizeof(c.err), "%s: no .eh_frame: %s", c.in.name,
-			 dwarf_errmsg(-1));
+		snprintf(c.err, sizeof(c.err), "%s: .eh_frame at file offset "
+			 "0x%" PRIx64 ": %s", c.in.name,
+			 (uint64_t)eh_sh.sh_offset, dwarf_errmsg(-1));
 		goto fail;
 	}
 	load_syms(&c);
@@ -787,7 +799,8 @@ int main(int argc, char **argv)
 			       c.err, sizeof(c.err)))
 		goto fail;
 	/* SFrame must not describe code .eh_frame doesn't */
-	qsort(c.fdes, c.nfdes, sizeof(*c.fdes), cmp_sym);
+	if (c.nfdes > 1)
+		qsort(c.fdes, c.nfdes, sizeof(*c.fdes), cmp_sym);
 	for (uint32_t i = 0; i < c.sx.n; i++) {
 		const struct sf_func *f = &c.sx.f[i];
 

@@ -60,13 +60,16 @@ static int dump_raw(const char *path, uint64_t vaddr)
 	}
 	fclose(f);
 	ret = sf_open(&s, buf, len, vaddr, err, sizeof(err));
-	if (!ret) {
+	if (ret) {
+		fprintf(stderr, "sframe-dump: %s: %s\n", path, err);
+	} else {
 		printf("\n%s:     raw SFrame section at 0x%" PRIx64 "\n\n", path,
 		       vaddr);
+		/* sf_dump's message names the file already */
 		ret = sf_dump(&s, path, stdout, err, sizeof(err));
+		if (ret)
+			fprintf(stderr, "sframe-dump: %s\n", err);
 	}
-	if (ret)
-		fprintf(stderr, "sframe-dump: %s: %s\n", path, err);
 	free(buf);
 	return ret ? 1 : 0;
 }

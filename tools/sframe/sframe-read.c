@@ -327,18 +327,23 @@ int sf_read_func(const struct sf_sec *s, uint32_t i, struct sf_func *f,
 		return -1;
 	}
 	for (uint32_t j = 0; j < f->nrows; j++) {
+		/* the FRE's start field, for the messages */
+		size_t at = s->fres + off;
+
 		if (read_fre(s, f, j, SFRAME_INFO_FRE_TYPE(info), &off,
 			     &f->rows[j], err, errlen))
 			goto fail;
 		if (j && f->rows[j].start <= f->rows[j - 1].start) {
-			snprintf(err, errlen, "FDE %u: FRE %u starts at 0x%x, not "
-				 "after FRE %u (0x%x)", i, j, f->rows[j].start,
-				 j - 1, f->rows[j - 1].start);
+			snprintf(err, errlen, "offset 0x%zx: FDE %u: FRE %u "
+				 "starts at 0x%x, not after FRE %u (0x%x)", at,
+				 i, j, f->rows[j].start, j - 1,
+				 f->rows[j - 1].start);
 			goto fail;
 		}
 		if (f->rows[j].start >= (f->mask ? f->rep_size : f->size)) {
-			snprintf(err, errlen, "FDE %u: FRE %u starts at 0x%x, past "
-				 "the %s (0x%x)", i, j, f->rows[j].start,
+			snprintf(err, errlen, "offset 0x%zx: FDE %u: FRE %u "
+				 "starts at 0x%x, past the %s (0x%x)", at, i, j,
+				 f->rows[j].start,
 				 f->mask ? "rep_size" : "function size",
 				 f->mask ? f->rep_size : f->size);
 			goto fail;
