@@ -16,8 +16,7 @@
 set -uo pipefail
 OUT=$(cd "${1:?usage: gen.sh OUT}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
-VEC=${VECTORS:-$HERE/../../../../shared/vectors}
-[ -d "$VEC" ] || VEC=$HERE/../vectors
+VEC=${VECTORS:-$HERE/../../../tests/vectors}
 GEN=$OUT/sframe-gen DUMP=$OUT/sframe-dump CHECK=$OUT/sframe-check
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
