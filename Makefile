@@ -16,10 +16,11 @@ KERNEL := $(BUILD_DIR)/kbuild/guest/arch/x86/boot/bzImage
 KERNEL_DEBUG := $(BUILD_DIR)/kbuild/debug/arch/x86/boot/bzImage
 PERF := $(BUILD_DIR)/perf/perf
 WORKLOADS := $(BUILD_DIR)/workloads
+SFRAME_TOOLS := $(BUILD_DIR)/sframe-tools
 
 .PHONY: help deps tree tree-reset tree-status export kernel kernel-debug \
 	perf workloads selftests build test test-debug bench demo vm checkpatch \
-	perf-test-suite
+	perf-test-suite sframe-tools fuzz
 
 help:
 	@sed -n '3,8s/^# \{0,1\}//p' Makefile
@@ -32,6 +33,8 @@ help:
 	@echo "make kernel-debug $(KERNEL_DEBUG)"
 	@echo "make perf         $(PERF)"
 	@echo "make workloads    test programs in $(WORKLOADS)"
+	@echo "make sframe-tools sframe-gen, sframe-dump, sframe-check, sframe-audit.so in $(SFRAME_TOOLS)"
+	@echo "make fuzz         fuzz the SFrame tools' ELF/CFI and section input (FUZZ_SECONDS each, 1800)"
 	@echo "make selftests    kselftests (perf_events) in $(BUILD_DIR)/kselftest"
 	@echo "make vm CMD='...' boot the kernel and run CMD (or: scripts/vm -- CMD)"
 	@echo "make checkpatch   scripts/checkpatch.pl on every patch of the series"
@@ -56,8 +59,13 @@ kernel-debug: tree
 	@$(REPO)/scripts/build-kernel.sh debug
 perf: tree
 	@$(REPO)/scripts/build-perf.sh
-workloads: kernel
-	@$(MAKE) -s -C $(REPO)/tests/workloads OUT=$(WORKLOADS) KHDR=$(BUILD_DIR)/kbuild/guest/usr/include
+sframe-tools: deps
+	@$(MAKE) -s -C $(REPO)/tools/sframe OUT=$(SFRAME_TOOLS) all
+fuzz: deps
+	@$(MAKE) -s -C $(REPO)/tools/sframe OUT=$(SFRAME_TOOLS) fuzz
+workloads: kernel sframe-tools
+	@$(MAKE) -s -C $(REPO)/tests/workloads OUT=$(WORKLOADS) KHDR=$(BUILD_DIR)/kbuild/guest/usr/include \
+		SFRAME_GEN=$(SFRAME_TOOLS)/sframe-gen
 selftests: kernel
 	@$(REPO)/scripts/build-selftests.sh guest
 build: kernel perf workloads selftests

@@ -18,6 +18,7 @@ set -euo pipefail
 perf=$BUILD_DIR/perf/perf
 hdr=$BUILD_DIR/kbuild/guest/usr/include
 make -s -C "$REPO/tests/bench" OUT="$BUILD_DIR/bench" KHDR="$hdr"
+make -s -C "$REPO/tools/sframe" OUT="$BUILD_DIR/sframe-tools" all
 
 out=$BUILD_DIR/bench-results
 mkdir -p "$out"
@@ -52,6 +53,13 @@ python3 "$REPO/tests/bench/perf-script-bench.py" --kallsyms "$out/kallsyms" \
 	"deferloop, fp,defer=$out/deferloop.data" "scale, crafted=$out/crafted.data" \
 	> "$out/perf-script.txt"
 
+# sframe-gen on the host: throughput and size against .eh_frame
+gcc -O2 -fomit-frame-pointer -o "$out/chain-nofp" "$REPO/tests/workloads/chain.c"
+libc=$(readlink -f "$(ldconfig -p | awk '$1 == "libc.so.6" && /x86-64/ { print $NF; exit }')")
+libstdcxx=$(readlink -f "$(ldconfig -p | awk '$1 == "libstdc++.so.6" && /x86-64/ { print $NF; exit }')")
+python3 "$REPO/tools/sframe/tests/bench-gen.py" "$BUILD_DIR/sframe-tools/sframe-gen" \
+	"$libc" "$libstdcxx" "$(readlink -f /usr/bin/python3)" "$out/chain-nofp" > "$out/sframe-gen.txt"
+
 {
 	echo "# Benchmarks ($(date -u +%Y-%m-%d), $(git -C "$REPO" describe --always --dirty))"
 	echo
@@ -83,6 +91,14 @@ python3 "$REPO/tests/bench/perf-script-bench.py" --kallsyms "$out/kallsyms" \
 	echo "merge): that is the cost of merging."
 	echo
 	cat "$out/perf-script.txt"
+	echo
+	echo "## sframe-gen: throughput and size"
+	echo
+	echo "On the host: the SFrame section generated from each object's"
+	echo ".eh_frame, against .eh_frame alone and with .eh_frame_hdr (which"
+	echo "an .eh_frame unwinder needs as its index; SFrame carries its own)."
+	echo
+	cat "$out/sframe-gen.txt"
 } > "$out/report.md"
 cat "$out/report.md"
 echo "bench: report in $out/report.md"

@@ -9,7 +9,8 @@ pkgs=(linux-source-6.12 build-essential flex bison bc libelf-dev libssl-dev
       cpio kmod rsync ccache git python3 xz-utils procps file
       qemu-system-x86 elfutils binutils
       libdw-dev libtraceevent-dev zlib1g-dev libzstd-dev liblzma-dev
-      libcap-dev libnuma-dev gcc-multilib)
+      libcap-dev libnuma-dev gcc-multilib
+      clang libclang-rt-dev gdb)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -66,8 +66,11 @@ fi
 phase "perf built"
 "$REPO/scripts/build-perf.sh" asan || abort "perf build (AddressSanitizer) failed"
 phase "perf with AddressSanitizer built"
+make -s -C "$REPO/tools/sframe" OUT="$BUILD_DIR/sframe-tools" all ||
+	abort "SFrame tools build failed"
 make -s -C "$REPO/tests/workloads" OUT="$BUILD_DIR/workloads" \
-	KHDR="$BUILD_DIR/kbuild/$variant/usr/include" || abort "workload build failed"
+	KHDR="$BUILD_DIR/kbuild/$variant/usr/include" \
+	SFRAME_GEN="$BUILD_DIR/sframe-tools/sframe-gen" || abort "workload build failed"
 "$REPO/scripts/build-selftests.sh" "$variant" || abort "kselftest build failed"
 phase "workloads and kselftests built"
 

@@ -1,0 +1,13 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# libFuzzer on the SFrame tools' two input paths, ELF + .eh_frame and
+# .sframe: first every input that once crashed them (tests/fuzz-regress/),
+# then a bounded run of each fuzzer (FUZZ_SECONDS, 60 here; 'make fuzz'
+# runs 30 minutes each).  A crash, leak, timeout or sanitizer report fails.
+. "$(dirname "$0")/lib.sh"
+
+sf() { make -s -C "$REPO/tools/sframe" OUT="$BUILD_DIR/sframe-tools" "$@"; }
+expect "sframe fuzz regression inputs pass" 0 "" -- sf fuzz-regress
+expect "sframe fuzzers, ${FUZZ_SECONDS:=60} s each: no crash" 0 "^sframe: [0-9]+ runs, 0 crashes$" -- \
+	sf fuzz-short FUZZ_SECONDS="$FUZZ_SECONDS"
+grep -E '^(elf|sframe): [0-9]+ runs' "$HT/.out" | sed 's/^/    # /'
