@@ -3,7 +3,7 @@
 #
 # build-selftests.sh [guest|debug] - build the kselftests the guest tests
 # run, from TREE against the uapi headers of that kernel build, into
-# $BUILD_DIR/kselftest/TARGET (perf_events now).
+# $BUILD_DIR/kselftest/TARGET (perf_events, sframe).
 
 set -euo pipefail
 
@@ -11,7 +11,7 @@ set -euo pipefail
 hdr=$BUILD_DIR/kbuild/${1:-guest}/usr/include
 [ -d "$hdr/linux" ] || { echo "build-selftests: no headers in $hdr (make kernel)" >&2; exit 1; }
 
-for target in perf_events; do
+for target in perf_events sframe; do
 	out=$BUILD_DIR/kselftest/$target
 	mkdir -p "$out"
 	make -s -C "$TREE/tools/testing/selftests/$target" OUTPUT="$out" \

@@ -96,6 +96,7 @@ vmargs=(--log "$out/kernel.log" --scratch "$out/scratch" --append "kunit.enable=
 [ $variant = debug ] && vmargs+=(--debug)
 "$REPO/scripts/vm" "${vmargs[@]}" -- env PERF="$BUILD_DIR/perf/perf" \
 	WORKLOADS="$BUILD_DIR/workloads" KSELFTEST="$BUILD_DIR/kselftest" VERBOSE="${VERBOSE:-0}" \
+	SFRAME_TOOLS="$BUILD_DIR/sframe-tools" \
 	TREE="$TREE" KBUILD="$BUILD_DIR/kbuild/$variant" \
 	"$REPO/tests/guest/run.sh" > "$out/guest.log" 2>&1
 rc=$?

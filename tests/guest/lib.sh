@@ -19,3 +19,21 @@ record_chain() {
 }
 
 CHAIN="chain_leaf,chain_c,chain_b,chain_a,main"
+
+# kunit_suite SUITE SOURCE CONFIG: the built-in KUnit suite SUITE ran at
+# boot (kunit.enable=1) and every KUNIT_CASE of SOURCE passed.
+kunit_suite() {
+	local suite=$1 src=$TREE/$2 config=$3 want line
+
+	[ -f "$src" ] || fail "no $src"
+	want=$(grep -c '^\s*KUNIT_CASE(' "$src")
+	[ "$want" -gt 0 ] || fail "no KUNIT_CASE in $src"
+	dmesg > "$TMP/dmesg" || fail "dmesg"
+	line=$(grep -E "# $suite: pass:[0-9]+ fail:[0-9]+ skip:[0-9]+ total:[0-9]+" "$TMP/dmesg")
+	[ -n "$line" ] || { grep -i kunit "$TMP/dmesg"; fail "suite $suite did not run ($config?)"; }
+	echo "$line"
+	grep -E '^\[[ 0-9.]+\]     (not )?ok [0-9]+ ' "$TMP/dmesg" | sed 's/^\[[ 0-9.]*\]//'
+	grep -qE "$suite: pass:$want fail:0 skip:0 total:$want\$" <<< "$line" ||
+		fail "want $want cases passed"
+	grep -qE "^\[[ 0-9.]+\] ok [0-9]+ $suite\$" "$TMP/dmesg" || fail "suite not ok"
+}

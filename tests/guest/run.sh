@@ -13,7 +13,8 @@ export LIB=$here/../lib
 : "${PERF:?PERF must name the perf binary}" "${WORKLOADS:?WORKLOADS must name the workload directory}"
 : "${TREE:?TREE must name the kernel tree}"
 KSELFTEST=${KSELFTEST:-}
-export PERF WORKLOADS TREE KSELFTEST
+SFRAME_TOOLS=${SFRAME_TOOLS:-}
+export PERF WORKLOADS TREE KSELFTEST SFRAME_TOOLS
 
 if [ $# -eq 0 ]; then
 	set -- $(cd "$here" && ls [0-9]*.sh)
