@@ -584,17 +584,10 @@ int sf_cfi_row(Dwarf_Frame *fr, struct sf_row *row, int *mask,
 	return 0;
 }
 
-static bool rule_eq(const struct sf_rule *a, const struct sf_rule *b)
-{
-	return a->kind == b->kind && (a->kind != SF_RULE ||
-		(a->reg_p == b->reg_p && a->deref == b->deref &&
-		 a->off == b->off && (!a->reg_p || a->reg == b->reg)));
-}
-
 static bool row_eq(const struct sf_row *a, const struct sf_row *b)
 {
-	return rule_eq(&a->cfa, &b->cfa) && rule_eq(&a->ra, &b->ra) &&
-	       rule_eq(&a->fp, &b->fp);
+	return sf_rule_eq(&a->cfa, &b->cfa) && sf_rule_eq(&a->ra, &b->ra) &&
+	       sf_rule_eq(&a->fp, &b->fp);
 }
 
 /* ---- building functions ---- */

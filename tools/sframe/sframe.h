@@ -86,6 +86,14 @@ struct sf_row {
 	uint8_t nwords;		/* decoder only: data words on disk */
 };
 
+/* Two rules say the same thing. */
+static inline bool sf_rule_eq(const struct sf_rule *a, const struct sf_rule *b)
+{
+	return a->kind == b->kind && (a->kind != SF_RULE ||
+		(a->reg_p == b->reg_p && a->deref == b->deref &&
+		 a->off == b->off && (!a->reg_p || a->reg == b->reg)));
+}
+
 struct sf_func {
 	uint64_t start;		/* vaddr in the object */
 	uint32_t size;

@@ -45,24 +45,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 /* ---- comparing the model ---- */
 
-static bool rule_eq(const struct sf_rule *a, const struct sf_rule *b)
-{
-	if (a->kind != b->kind)
-		return false;
-	if (a->kind != SF_RULE)
-		return true;
-	return a->reg_p == b->reg_p && a->deref == b->deref && a->off == b->off &&
-	       (!a->reg_p || a->reg == b->reg);
-}
-
 static bool row_eq(const struct sf_row *a, const struct sf_row *b)
 {
 	if (a->start != b->start || a->ra.kind != b->ra.kind)
 		return false;
 	if (a->ra.kind == SF_UNDEFINED)
 		return true;	/* outermost: nothing else is said */
-	return rule_eq(&a->cfa, &b->cfa) && rule_eq(&a->ra, &b->ra) &&
-	       rule_eq(&a->fp, &b->fp);
+	return sf_rule_eq(&a->cfa, &b->cfa) && sf_rule_eq(&a->ra, &b->ra) &&
+	       sf_rule_eq(&a->fp, &b->fp);
 }
 
 static void func_cmp(const struct sf_func *want, const struct sf_func *got,
