@@ -37,3 +37,28 @@ kunit_suite() {
 		fail "want $want cases passed"
 	grep -qE "^\[[ 0-9.]+\] ok [0-9]+ $suite\$" "$TMP/dmesg" || fail "suite not ok"
 }
+
+# kselftest_all_ok BIN SKIPPED [ENV=VALUE...]: run the kselftest BIN (with
+# the environment given) in $TMP; every case of its plan must pass, and
+# the one case named SKIPPED (which needs a kernel without the feature)
+# is the only one skipped.  Its TAP lines are shown.
+kselftest_all_ok() {
+	local bin=$1 skipped=$2 rc plan oks skips
+	shift 2
+
+	[ -x "$bin" ] || fail "no $bin (scripts/build-selftests.sh)"
+	cd "$TMP" || fail "cd $TMP"
+	env "$@" "$bin" > out.txt 2>&1
+	rc=$?
+	grep -E '^(not )?ok [0-9]+ |^# (FAILED|PASSED|Totals)' out.txt
+	if [ $rc != 0 ]; then
+		grep -E '^# .*(failed|got|Expected|FAIL)' out.txt | head -40
+		fail "$(basename "$bin") exited $rc"
+	fi
+	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' out.txt)
+	oks=$(grep -cE '^ok [0-9]+ ' out.txt)
+	skips=$(grep -cE '^ok [0-9]+ .*# SKIP' out.txt)
+	[ -n "$plan" ] && [ "$oks" = "$plan" ] || fail "$oks of ${plan:-?} cases ok"
+	[ "$skips" = 1 ] && grep -qE "^ok [0-9]+ $skipped # SKIP" out.txt ||
+		fail "$skips skipped cases, want only $skipped"
+}
