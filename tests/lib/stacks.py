@@ -2,25 +2,36 @@
 # SPDX-License-Identifier: GPL-2.0
 """Check the user call stacks in `perf script -F comm,tid,ip,sym,dso` output.
 
-Samples of --comm whose innermost user frame is --top are selected; their
-user frames (kernel frames, dso [kernel.kallsyms], are set aside) are
-compared with --expect, a comma-separated list of symbols, innermost first:
+User frames are those not in [kernel.kallsyms]; symbol offsets (-F +symoff)
+are ignored.  Frames of --top and --expect are patterns: a symbol name, or
+*@DSO for any symbol of DSO (the file's basename, or [vdso]).  --expect is
+a comma-separated list of them, innermost first.
 
-  --mode full       every selected sample's user stack starts with --expect
-  --mode truncated  no selected sample's user stack starts with --expect
-                    (the unwinder lost the callers)
+  --mode full       every sample of --comm whose innermost user frame is
+                    --top has a user stack starting with --expect
+  --mode truncated  no such sample's user stack starts with --expect (the
+                    unwinder lost the callers)
+  --mode suffix     every sample of --comm whose innermost user frame is a
+                    symbol named in --expect (not a *@DSO) has the rest of
+                    --expect below it: the stack is right wherever in the
+                    chain the sample landed.  --expect may be given more
+                    than once (chains sharing callers); a sample matching
+                    any one is good.  --top is optional here.
 
-At least --min samples must be selected.  The distinct stacks seen are
-printed, most frequent first, so a failure shows what was there instead.
+At least --min samples must be selected (in suffix mode with --top, at
+least --min with --top on top).  The distinct stacks seen are printed, most
+frequent first, and the wrong ones on failure.
 Exit 0 on success, 1 on failure, 2 on bad usage.
 """
 import argparse
 import collections
+import os
+import re
 import sys
 
 
-def parse(lines):
-    """Yield (comm, frames) per sample; frames = [(sym, dso), ...]."""
+def parse_symoff(lines):
+    """Yield (comm, frames) per sample; frames = [(sym, offset or None, dso), ...]."""
     comm, frames = None, []
     for line in lines:
         line = line.rstrip("\n")
@@ -37,47 +48,103 @@ def parse(lines):
         parts = line.split(None, 1)
         rest = parts[1] if len(parts) > 1 else "[unknown] ([unknown])"
         sym, _, dso = rest.rpartition(" (")
-        frames.append((sym or "[unknown]", dso.rstrip(")")))
+        m = re.match(r"(.*)\+0x([0-9a-f]+)$", sym)
+        sym, off = (m.group(1), int(m.group(2), 16)) if m else (sym, None)
+        frames.append((sym or "[unknown]", off, dso.rstrip(")")))
     if comm is not None:
         yield comm, frames
+
+
+def parse(lines):
+    """Yield (comm, frames) per sample; frames = [(sym, dso), ...]."""
+    for comm, frames in parse_symoff(lines):
+        yield comm, [(sym, dso) for sym, _, dso in frames]
+
+
+def user_frames(frames):
+    return [(sym, dso) for sym, dso in frames if dso != "[kernel.kallsyms]"]
+
+
+def matches(pattern, frame):
+    """pattern: a symbol name, or *@DSO (basename of the frame's dso)."""
+    sym, dso = frame
+    if pattern.startswith("*@"):
+        return os.path.basename(dso) == pattern[2:]
+    return sym == pattern
+
+
+def starts_with(user, chain):
+    return len(user) >= len(chain) and all(matches(p, f) for p, f in zip(chain, user))
+
+
+def show(user):
+    return " <- ".join(sym if sym != "[unknown]" else f"[unknown]@{os.path.basename(dso)}"
+                       for sym, dso in user)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--comm", required=True)
-    ap.add_argument("--top", required=True)
-    ap.add_argument("--expect", required=True)
-    ap.add_argument("--mode", choices=["full", "truncated"], default="full")
+    ap.add_argument("--top")
+    ap.add_argument("--expect", required=True, action="append")
+    ap.add_argument("--mode", choices=["full", "truncated", "suffix"], default="full")
     ap.add_argument("--min", type=int, default=20)
     ap.add_argument("file", nargs="?", default="-")
     args = ap.parse_args()
-    expect = args.expect.split(",")
+    chains = [e.split(",") for e in args.expect]
+    if args.mode != "suffix" and (args.top is None or len(chains) != 1):
+        ap.error(f"--mode {args.mode} needs --top and one --expect")
 
     f = sys.stdin if args.file == "-" else open(args.file)
-    seen = collections.Counter()
-    total = selected = good = 0
+    seen, bad = collections.Counter(), collections.Counter()
+    total = selected = good = on_top = 0
     for comm, frames in parse(f):
         if comm != args.comm:
             continue
         total += 1
-        user = [sym for sym, dso in frames if dso != "[kernel.kallsyms]"]
-        if not user or user[0] != args.top:
+        user = user_frames(frames)
+        if not user:
             continue
+        if args.mode == "suffix":
+            # Every place where the top frame is named in a chain: the
+            # rest of that chain must follow.
+            rests = [c[i:] for c in chains for i, p in enumerate(c)
+                     if not p.startswith("*@") and matches(p, user[0])]
+            if not rests:
+                continue
+            ok = any(starts_with(user, r) for r in rests)
+        else:
+            if not matches(args.top, user[0]):
+                continue
+            ok = starts_with(user, chains[0])
         selected += 1
-        seen[" <- ".join(user)] += 1
-        if user[:len(expect)] == expect:
-            good += 1
+        on_top += args.top is not None and matches(args.top, user[0])
+        seen[show(user)] += 1
+        good += ok
+        if not ok:
+            bad[show(user)] += 1
 
-    print(f"{args.comm}: {total} samples, {selected} with {args.top} on top, "
-          f"{good} with the expected chain {' <- '.join(expect)}")
+    if args.mode == "suffix":
+        print(f"{args.comm}: {total} samples, {selected} with a frame of the chain on top"
+              + (f" ({on_top} with {args.top})" if args.top else "")
+              + f", {good} with the rest of the chain below it")
+        for c in chains:
+            print(f"  chain {' <- '.join(c)}")
+    else:
+        print(f"{args.comm}: {total} samples, {selected} with {args.top} on top, "
+              f"{good} with the expected chain {' <- '.join(chains[0])}")
     for stack, n in seen.most_common(5):
         print(f"  {n:6d}  {stack}")
-    if selected < args.min:
-        print(f"FAIL: {selected} samples with {args.top} on top, want at least {args.min}")
+    need, have = (args.min, on_top) if args.top else (args.min, selected)
+    if have < need:
+        what = f"with {args.top} on top" if args.top else "selected"
+        print(f"FAIL: {have} samples {what}, want at least {need}")
         return 1
-    if args.mode == "full" and good != selected:
-        print(f"FAIL: {selected - good} of {selected} stacks do not start with the expected chain")
+    if args.mode in ("full", "suffix") and good != selected:
+        print(f"FAIL: {selected - good} of {selected} stacks do not have the expected chain:")
+        for stack, n in bad.most_common(10):
+            print(f"  {n:6d}  {stack}")
         return 1
     if args.mode == "truncated" and good != 0:
         print(f"FAIL: {good} of {selected} stacks are complete, expected all truncated")
