@@ -20,7 +20,7 @@ SFRAME_TOOLS := $(BUILD_DIR)/sframe-tools
 
 .PHONY: help deps tree tree-reset tree-status export kernel kernel-debug \
 	perf workloads selftests build test test-debug bench demo vm checkpatch \
-	perf-test-suite sframe-tools fuzz
+	perf-test-suite sframe-tools fuzz kfuzz
 
 help:
 	@sed -n '3,8s/^# \{0,1\}//p' Makefile
@@ -34,7 +34,8 @@ help:
 	@echo "make perf         $(PERF)"
 	@echo "make workloads    test programs in $(WORKLOADS)"
 	@echo "make sframe-tools sframe-gen, sframe-dump, sframe-check, sframe-audit.so in $(SFRAME_TOOLS)"
-	@echo "make fuzz         fuzz the SFrame tools' ELF/CFI and section input (FUZZ_SECONDS each, 1800)"
+	@echo "make fuzz         make kfuzz, then fuzz the SFrame tools' ELF/CFI and section input (FUZZ_SECONDS each, 1800)"
+	@echo "make kfuzz        1M mutated .sframe sections through the debug kernel in QEMU (scripts/kfuzz.sh)"
 	@echo "make selftests    kselftests (perf_events) in $(BUILD_DIR)/kselftest"
 	@echo "make vm CMD='...' boot the kernel and run CMD (or: scripts/vm -- CMD)"
 	@echo "make checkpatch   scripts/checkpatch.pl on every patch of the series"
@@ -61,8 +62,10 @@ perf: tree
 	@$(REPO)/scripts/build-perf.sh
 sframe-tools: deps
 	@$(MAKE) -s -C $(REPO)/tools/sframe OUT=$(SFRAME_TOOLS) all
-fuzz: deps
+fuzz: deps kfuzz
 	@$(MAKE) -s -C $(REPO)/tools/sframe OUT=$(SFRAME_TOOLS) fuzz
+kfuzz: deps
+	@$(REPO)/scripts/kfuzz.sh
 workloads: kernel sframe-tools
 	@$(MAKE) -s -C $(REPO)/tests/workloads OUT=$(WORKLOADS) KHDR=$(BUILD_DIR)/kbuild/guest/usr/include \
 		SFRAME_GEN=$(SFRAME_TOOLS)/sframe-gen
