@@ -9,10 +9,19 @@
  *             /dev/null loop: nearly every sample is in the kernel
  *   signals   main -> sg_a -> sg_spin computes while a SIGPROF timer
  *             (every 1 ms of CPU time) runs sg_handler -> sg_leaf, which
- *             computes ~0.5 ms: half the samples are in a signal handler
+ *             computes about as long (in a TCG guest): more than half the
+ *             samples are in a signal handler, and some in sigreturn and
+ *             in signal delivery; GT_VERBOSE=1 prints the signals handled
  *   recurse   main -> rec_top -> rec(GT_DEPTH (64)) ... rec(0) ->
  *             rec_leaf: a deep stack (a rec frame is 80 bytes at -O2, so
  *             the whole stack fits perf's default 8 KiB dump)
+ *   realign   main -> rl_a -> rl_realign -> rl_leaf: rl_realign (x86-64
+ *             assembly) aligns the stack to 64 bytes with its CFA in %rbx,
+ *             as glibc's _dl_runtime_resolve does, and leaves %rbp
+ *             pointing at a copy of a stack address: an unwinder that
+ *             can't recover %rbx above the topmost frame must stop at
+ *             rl_realign, and one that guesses with the frame pointer
+ *             there takes the stack address for a return address
  *
  * Usage: gt MODE [MS]: runs MODE for MS milliseconds (default 1000).
  * Built like chain: with and without frame pointers, and with SFrame.
@@ -144,12 +153,15 @@ static int run_syscalls(void)
 
 __attribute__((noinline)) static void sg_leaf(void)
 {
-	spin(200000);
+	spin(1000000);
 }
+
+static volatile unsigned long sg_calls;
 
 __attribute__((noinline)) static void sg_handler(int sig)
 {
 	(void)sig;
+	sg_calls++;
 	sg_leaf();
 	sink++;
 }
@@ -181,6 +193,8 @@ static int run_signals(void)
 	sg_a();
 	memset(&it, 0, sizeof(it));
 	setitimer(ITIMER_PROF, &it, NULL);
+	if (getenv("GT_VERBOSE"))
+		fprintf(stderr, "gt: %lu signals handled\n", sg_calls);
 	return 0;
 }
 
@@ -221,6 +235,66 @@ static int run_recurse(void)
 	return 0;
 }
 
+/* realign */
+
+void rl_leaf(void);
+void rl_realign(void);
+
+__attribute__((noinline)) void rl_leaf(void)
+{
+	spin(30000);	/* not th_leaf's: -O2 would fold the two */
+}
+
+#ifdef __x86_64__
+asm(".pushsection .text\n"
+    ".type rl_realign, @function\n"
+    "rl_realign:\n"
+    "	.cfi_startproc\n"
+    "	push %rbx\n"
+    "	.cfi_def_cfa_offset 16\n"
+    "	.cfi_offset %rbx, -16\n"
+    "	push %rbp\n"
+    "	.cfi_def_cfa_offset 24\n"
+    "	.cfi_offset %rbp, -24\n"
+    "	mov %rsp, %rbx\n"
+    "	.cfi_def_cfa_register %rbx\n"
+    "	and $-64, %rsp\n"
+    "	push %rbx\n"
+    "	push %rbx\n"
+    "	mov %rsp, %rbp\n"
+    "	call rl_leaf\n"
+    "	mov %rbx, %rsp\n"
+    "	.cfi_def_cfa_register %rsp\n"
+    "	pop %rbp\n"
+    "	.cfi_def_cfa_offset 16\n"
+    "	.cfi_restore %rbp\n"
+    "	pop %rbx\n"
+    "	.cfi_def_cfa_offset 8\n"
+    "	.cfi_restore %rbx\n"
+    "	ret\n"
+    "	.cfi_endproc\n"
+    ".size rl_realign, .-rl_realign\n"
+    ".popsection\n");
+#else
+void rl_realign(void)
+{
+	rl_leaf();
+}
+#endif
+
+__attribute__((noinline)) static void rl_a(void)
+{
+	while (!done())
+		rl_realign();
+	sink++;
+}
+
+static int run_realign(void)
+{
+	rl_a();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -231,11 +305,12 @@ int main(int argc, char **argv)
 		{ "syscalls", run_syscalls },
 		{ "signals", run_signals },
 		{ "recurse", run_recurse },
+		{ "realign", run_realign },
 	};
 	unsigned int i;
 
 	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: gt threads|syscalls|signals|recurse [MS]\n");
+		fprintf(stderr, "usage: gt threads|syscalls|signals|recurse|realign [MS]\n");
 		return 2;
 	}
 	end_ms = now_ms() + (argc > 2 ? atof(argv[2]) : 1000);

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check `perf script --compare-unwind` output (--call-graph dwarf,defer).
+
+  compare-unwind.py [--through SYM] [--min N] [--mode agree|disagree|report]
+                    [--max-agree PCT] [--min-truncated N] FILE
+
+perf compares, per sample, the user stack the kernel unwound (deferred)
+with perf's DWARF unwinding of the sample's stack dump, exactly, frame by
+frame (see perf-script(1)); a DWARF stack cut by the end of a full dump is
+"truncated", not a disagreement.  This prints perf's summary line and the
+same counts for the samples in the dynamic extent of --through (default
+main): those whose stack, either one, has a frame in a function of that
+name.  Outside it, in the dynamic loader's start-up, in an LD_AUDIT
+module's own namespace and at exit, the objects on the stack may have no
+unwind information for the kernel, whatever the unwinder is worth.
+Truncated samples show no stack: they are counted, not selected.
+
+  --mode agree     (default) every selected sample agrees, at least
+                   --min of them
+  --mode disagree  at least --min selected samples disagree, and at most
+                   --max-agree percent (default 10) of those compared agree
+  --mode report    the disagreements are listed, grouped; at least --min
+                   samples compared, at least --min-agree percent (default
+                   0) of them agree, at most --max-wrong (default: any)
+                   disagree with a wrong frame
+  --min-truncated  at least N samples (any) truncated by the stack dump
+
+A disagreement is "shorter" when the kernel's stack is a prefix of the
+DWARF one (the kernel stopped early, every frame it gave is right), and
+"wrong" otherwise.
+
+The most frequent stacks are printed, and the disagreements on failure.
+Exit 0 on success, 1 on failure, 2 on bad usage or unreadable input.
+"""
+import argparse
+import collections
+import re
+import sys
+
+HEAD = re.compile(r"^ *\S.* (\d+)/(\d+) +[0-9.]+: (.*)$")
+FRAME = re.compile(r"^\t[ >] *(\d+) +([0-9a-f]+) (.*) \((.*)\)$")
+SUMMARY = re.compile(r"^\d+ samples, \d+ with both, ")
+
+
+def parse(f):
+    """Yield (verdict, {"deferred": [sym...], "dwarf": [sym...]}, text) per sample."""
+    cur = None
+    side = None
+    for line in f:
+        line = line.rstrip("\n")
+        m = HEAD.match(line)
+        if m:
+            if cur:
+                yield cur
+            text = m.group(3)
+            stacks = {"deferred": [], "dwarf": []}
+            if text.startswith("agree, "):
+                syms = text.split(": ", 1)[1].split(" <- ") if ": " in text else []
+                stacks = {"deferred": syms, "dwarf": syms}
+                verdict = "agree"
+            elif text.startswith("disagree"):
+                verdict = "disagree"
+            elif text.startswith("truncated"):
+                verdict = "truncated"
+            else:
+                verdict = "incomplete"
+            cur = (verdict, stacks, [line])
+            side = None
+            continue
+        if cur is None or not line.startswith("\t"):
+            continue
+        cur[2].append(line)
+        if line.startswith("\tdeferred, "):
+            side = "deferred"
+        elif line.startswith("\tdwarf, "):
+            side = "dwarf"
+        elif side:
+            m = FRAME.match(line)
+            if m:
+                cur[1][side].append(re.sub(r"\+0x[0-9a-f]+$", "", m.group(3)))
+    if cur:
+        yield cur
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--through", default="main")
+    ap.add_argument("--min", type=int, default=100)
+    ap.add_argument("--mode", choices=["agree", "disagree", "report"], default="agree")
+    ap.add_argument("--max-agree", type=float, default=10.0)
+    ap.add_argument("--min-agree", type=float, default=0.0)
+    ap.add_argument("--max-wrong", type=int)
+    ap.add_argument("--min-truncated", type=int, default=0)
+    ap.add_argument("file")
+    args = ap.parse_args()
+    try:
+        with open(args.file) as f:
+            lines = f.readlines()
+    except OSError as e:
+        print(f"compare-unwind.py: {e}")
+        return 2
+
+    summary = [l.strip() for l in lines if SUMMARY.match(l)]
+    if not summary:
+        print("FAIL: no summary line from perf script --compare-unwind")
+        return 1
+    print(f"all samples: {summary[-1]}")
+
+    counts = collections.Counter()
+    stacks = collections.Counter()
+    groups = collections.Counter()
+    bad = []
+    wrong = []
+    for verdict, st, text in parse(lines):
+        counts["all " + verdict] += 1
+        if not any(args.through in st[s] for s in st):
+            continue
+        if verdict == "disagree":
+            d, w = st["deferred"], st["dwarf"]
+            shorter = len(d) < len(w) and w[:len(d)] == d
+            if shorter:
+                counts["shorter"] += 1
+                # where the kernel stopped, and what DWARF found below
+                groups[f"shorter: kernel stops at {d[-1] if d else '(nothing)'}, "
+                       f"DWARF goes on to {w[len(d)]}"] += 1
+            else:
+                counts["wrong"] += 1
+                wrong.append(text)
+                i = next((i for i, (a, b) in enumerate(zip(d, w)) if a != b),
+                         min(len(d), len(w)))
+                groups[f"wrong: frame {i}: kernel "
+                       f"{d[i] if i < len(d) else '(end)'}, DWARF "
+                       f"{w[i] if i < len(w) else '(end)'}"] += 1
+        counts[verdict] += 1
+        if verdict == "agree":
+            stacks[" <- ".join(st["deferred"])] += 1
+        elif verdict == "disagree":
+            bad.append(text)
+    agree, disagree = counts["agree"], counts["disagree"]
+    compared = agree + disagree
+    pct = f"{100.0 * agree / compared:.2f}%" if compared else "-"
+    print(f"through {args.through}: {compared} samples compared, {agree} agree "
+          f"({pct}), {disagree} disagree ({counts['shorter']} shorter, "
+          f"{counts['wrong']} wrong); {counts['all truncated']} samples (any) "
+          "truncated by the stack dump")
+    for stack, n in stacks.most_common(4):
+        print(f"  {n:6d}  {stack}")
+    for g, n in groups.most_common():
+        print(f"  {n:6d}  {g}")
+
+    ok = True
+    if args.mode == "report":
+        if compared < args.min:
+            print(f"FAIL: {compared} samples through {args.through} compared, "
+                  f"want at least {args.min}")
+            ok = False
+        if compared and 100.0 * agree / compared < args.min_agree:
+            print(f"FAIL: {pct} agree, want at least {args.min_agree}%")
+            ok = False
+        if args.max_wrong is not None and counts["wrong"] > args.max_wrong:
+            print(f"FAIL: {counts['wrong']} samples with a wrong frame, "
+                  f"want at most {args.max_wrong}; the first:")
+            for text in wrong[:3]:
+                print("\n".join(text))
+            ok = False
+    elif args.mode == "agree":
+        if disagree:
+            print(f"FAIL: {disagree} samples through {args.through} disagree; the first:")
+            for text in bad[:5]:
+                print("\n".join(text))
+            ok = False
+        if agree < args.min:
+            print(f"FAIL: {agree} samples through {args.through} agree, want at least {args.min}")
+            ok = False
+    else:
+        for text in bad[:2]:
+            print("\n".join(text))
+        if disagree < args.min:
+            print(f"FAIL: {disagree} samples through {args.through} disagree, "
+                  f"want at least {args.min}")
+            ok = False
+        if compared and 100.0 * agree / compared > args.max_agree:
+            print(f"FAIL: {pct} agree, want at most {args.max_agree}%")
+            ok = False
+    if counts["all truncated"] < args.min_truncated:
+        print(f"FAIL: {counts['all truncated']} samples truncated by the stack dump, "
+              f"want at least {args.min_truncated}")
+        ok = False
+    if ok:
+        print("OK")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
