@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# make demo        build everything, boot the patched kernel, profile a
-#                  program built without frame pointers, print its stacks
+# make demo        build everything, boot the patched kernel, profile
+#                  programs built without frame pointers, print their
+#                  stacks, write a flame graph
 # make test        build what is stale, run every test, "N passed, N failed"
 # make test-debug  the guest tests on the debug kernel (lockdep, KASAN, ...)
 # make help        everything else
@@ -20,7 +21,7 @@ SFRAME_TOOLS := $(BUILD_DIR)/sframe-tools
 
 .PHONY: help deps tree tree-reset tree-status export kernel kernel-debug \
 	perf workloads selftests build test test-debug bench demo vm checkpatch \
-	perf-test-suite sframe-tools fuzz kfuzz
+	perf-test-suite sframe-tools fuzz kfuzz soak
 
 help:
 	@sed -n '3,8s/^# \{0,1\}//p' Makefile
@@ -36,6 +37,8 @@ help:
 	@echo "make sframe-tools sframe-gen, sframe-dump, sframe-check, sframe-audit.so in $(SFRAME_TOOLS)"
 	@echo "make fuzz         make kfuzz, then fuzz the SFrame tools' ELF/CFI and section input (FUZZ_SECONDS each, 1800)"
 	@echo "make kfuzz        1M mutated .sframe sections through the debug kernel in QEMU (scripts/kfuzz.sh)"
+	@echo "make soak         perf record -a --call-graph fp,defer sessions under load, SOAK_SECONDS (600),"
+	@echo "                  on the debug kernel (SOAK_KERNEL=guest: the plain one; scripts/soak.sh)"
 	@echo "make selftests    kselftests (perf_events) in $(BUILD_DIR)/kselftest"
 	@echo "make vm CMD='...' boot the kernel and run CMD (or: scripts/vm -- CMD)"
 	@echo "make checkpatch   scripts/checkpatch.pl on every patch of the series"
@@ -66,6 +69,8 @@ fuzz: deps kfuzz
 	@$(MAKE) -s -C $(REPO)/tools/sframe OUT=$(SFRAME_TOOLS) fuzz
 kfuzz: deps
 	@$(REPO)/scripts/kfuzz.sh
+soak: deps
+	@$(REPO)/scripts/soak.sh
 workloads: kernel sframe-tools
 	@$(MAKE) -s -C $(REPO)/tests/workloads OUT=$(WORKLOADS) KHDR=$(BUILD_DIR)/kbuild/guest/usr/include \
 		SFRAME_GEN=$(SFRAME_TOOLS)/sframe-gen

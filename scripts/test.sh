@@ -71,6 +71,9 @@ make -s -C "$REPO/tools/sframe" OUT="$BUILD_DIR/sframe-tools" all ||
 make -s -C "$REPO/tests/workloads" OUT="$BUILD_DIR/workloads" \
 	KHDR="$BUILD_DIR/kbuild/$variant/usr/include" \
 	SFRAME_GEN="$BUILD_DIR/sframe-tools/sframe-gen" || abort "workload build failed"
+make -s -C "$REPO/tests/soak" OUT="$BUILD_DIR/soak" \
+	KHDR="$BUILD_DIR/kbuild/$variant/usr/include" \
+	SFRAME_GEN="$BUILD_DIR/sframe-tools/sframe-gen" || abort "soak load build failed"
 "$REPO/scripts/build-selftests.sh" "$variant" || abort "kselftest build failed"
 phase "workloads and kselftests built"
 
