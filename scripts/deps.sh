@@ -10,7 +10,8 @@ pkgs=(linux-source-6.12 build-essential flex bison bc libelf-dev libssl-dev
       qemu-system-x86 elfutils binutils
       libdw-dev libtraceevent-dev zlib1g-dev libzstd-dev liblzma-dev
       libcap-dev libnuma-dev gcc-multilib
-      clang libclang-rt-dev gdb)
+      clang libclang-rt-dev gdb
+      gnuplot-nox)
 
 missing=()
 for p in "${pkgs[@]}"; do
