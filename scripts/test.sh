@@ -95,7 +95,10 @@ fi
 
 # Guest tests, one boot.
 # kunit.enable=1: the built-in KUnit suites run at boot, results in dmesg.
-vmargs=(--log "$out/kernel.log" --scratch "$out/scratch" --append "kunit.enable=1")
+# The guest suite takes ~20 min under TCG (40 on the debug kernel): give it
+# an hour (VM_TIMEOUT), not the runner's default 15 min.
+vmargs=(--log "$out/kernel.log" --scratch "$out/scratch" --append "kunit.enable=1"
+	--timeout "${VM_TIMEOUT:-3600}")
 [ $variant = debug ] && vmargs+=(--debug)
 "$REPO/scripts/vm" "${vmargs[@]}" -- env PERF="$BUILD_DIR/perf/perf" \
 	WORKLOADS="$BUILD_DIR/workloads" KSELFTEST="$BUILD_DIR/kselftest" VERBOSE="${VERBOSE:-0}" \
