@@ -27,30 +27,12 @@
 #include <unistd.h>
 
 static const char *prog = "soak-dlopen";
-static volatile unsigned long sink;
+
+#include "soak.h"
+
 static double end_ms;
 static char **libs;
 static int nlibs;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-__attribute__((noinline)) static void usr_leaf(void)
-{
-	for (int i = 0; i < 20000; i++)
-		sink += i;
-}
-
-static void on_usr1(int sig)
-{
-	(void)sig;
-	usr_leaf();
-}
 
 __attribute__((noinline)) static void call_lib(void (*fn)(int))
 {

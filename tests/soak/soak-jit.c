@@ -79,12 +79,14 @@ static struct {
 } lib;
 
 static const char *prog = "soak-jit";
+
+#include "soak.h"
+
 static _Atomic(struct copy *) running;	/* the copy main runs in */
 static _Atomic(struct copy *) zapped;	/* ... that the zapper unmapped */
 static atomic_int stop;
 static sigjmp_buf jmp;
 static volatile sig_atomic_t in_copy;
-static volatile unsigned long sink;
 static unsigned long rnd = 88172645463325252UL;
 
 static unsigned long xorshift(unsigned long *s)
@@ -93,20 +95,6 @@ static unsigned long xorshift(unsigned long *s)
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(errno));
-	exit(1);
 }
 
 __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
@@ -119,18 +107,6 @@ __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(1);
-}
-
-__attribute__((noinline)) static void usr_leaf(void)
-{
-	for (int i = 0; i < 20000; i++)
-		sink += i;
-}
-
-static void on_usr1(int sig)
-{
-	(void)sig;
-	usr_leaf();
 }
 
 static struct copy copy;		/* the one copy; static: live across siglongjmp */

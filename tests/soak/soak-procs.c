@@ -33,18 +33,12 @@
 #include <unistd.h>
 
 static const char *prog = "soak-procs";
+
+#include "soak.h"
+
 static const char *self;
-static volatile unsigned long sink;
 static double end_ms;
 static __thread unsigned long rnd;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static unsigned long xorshift(void)
 {
@@ -55,32 +49,6 @@ static unsigned long xorshift(void)
 	rnd ^= rnd >> 7;
 	rnd ^= rnd << 17;
 	return rnd;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(errno));
-	exit(1);
-}
-
-__attribute__((noinline)) static void spin(unsigned long n)
-{
-	unsigned long i, x = sink;
-
-	for (i = 0; i < n; i++)
-		x = x * 2862933555777941757UL + 3037000493UL;
-	sink = x;
-}
-
-__attribute__((noinline)) static void usr_leaf(void)
-{
-	spin(20000);
-}
-
-static void on_usr1(int sig)
-{
-	(void)sig;
-	usr_leaf();
 }
 
 /* compute and make system calls for about MS milliseconds */

@@ -10,7 +10,7 @@
  * deferred unwind requests, and their samples carry no deferred marker)
  * run them: a read of a pipe, which blocks its worker until the write of
  * the same batch comes, the write, /dev/zero reads, /dev/null writes,
- * NOPs.  Between batches the task computes in ur_a -> ur_leaf.  -s: an
+ * NOPs.  Between batches the task computes in ur_a -> spin.  -s: an
  * SQPOLL ring (its iou-sqp-* thread submits).  At the end a pipe read is
  * left blocked in a worker: exit cancels it.  Every completion's result
  * is checked; exit 0, or 1 with a message.  SIGUSR1 runs a handler that
@@ -30,7 +30,8 @@
 #include <unistd.h>
 
 static const char *prog = "soak-uring";
-static volatile unsigned long sink;
+
+#include "soak.h"
 
 static struct {
 	int fd;
@@ -41,39 +42,10 @@ static struct {
 	int sqpoll;
 } ring;
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(errno));
-	exit(1);
-}
-
-__attribute__((noinline)) static void ur_leaf(unsigned long n)
-{
-	unsigned long i, x = sink;
-
-	for (i = 0; i < n; i++)
-		x = x * 2862933555777941757UL + 3037000493UL;
-	sink = x;
-}
-
 __attribute__((noinline)) static void ur_a(unsigned long n)
 {
-	ur_leaf(n);
+	spin(n);
 	sink++;
-}
-
-static void on_usr1(int sig)
-{
-	(void)sig;
-	ur_leaf(20000);
 }
 
 static void setup(int sqpoll)
