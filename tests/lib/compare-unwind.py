@@ -27,8 +27,9 @@ Truncated samples show no stack: they are counted, not selected.
   --min-truncated  at least N samples (any) truncated by the stack dump
 
 A disagreement is "shorter" when the kernel's stack is a prefix of the
-DWARF one (the kernel stopped early, every frame it gave is right), and
-"wrong" otherwise.
+DWARF one (the kernel stopped early, every frame it gave is right),
+"longer" when DWARF gave only the sampled IP (no CFI there: _fini, crt
+stubs) and the kernel went on from it (unchecked), and "wrong" otherwise.
 
 The most frequent stacks are printed, and the disagreements on failure.
 Exit 0 on success, 1 on failure, 2 on bad usage or unreadable input.
@@ -120,7 +121,16 @@ def main():
         if verdict == "disagree":
             d, w = st["deferred"], st["dwarf"]
             shorter = len(d) < len(w) and w[:len(d)] == d
-            if shorter:
+            # DWARF had no CFI for the sampled IP (_fini, crt stubs) and
+            # the kernel went on: its frames can't be checked there; not
+            # counted as agreeing, nor as wrong.  Anywhere else, a stack
+            # longer than DWARF's is wrong.
+            longer = len(w) == 1 and len(d) > 1 and d[0] == w[0]
+            if longer:
+                counts["longer"] += 1
+                groups[f"longer: DWARF stops at {w[-1] if w else '(nothing)'}, "
+                       f"kernel goes on to {d[len(w)]}"] += 1
+            elif shorter:
                 counts["shorter"] += 1
                 # where the kernel stopped, and what DWARF found below
                 groups[f"shorter: kernel stops at {d[-1] if d else '(nothing)'}, "
@@ -143,7 +153,8 @@ def main():
     pct = f"{100.0 * agree / compared:.2f}%" if compared else "-"
     print(f"through {args.through}: {compared} samples compared, {agree} agree "
           f"({pct}), {disagree} disagree ({counts['shorter']} shorter, "
-          f"{counts['wrong']} wrong); {counts['all truncated']} samples (any) "
+          f"{counts['longer']} longer, {counts['wrong']} wrong); "
+          f"{counts['all truncated']} samples (any) "
           "truncated by the stack dump")
     for stack, n in stacks.most_common(4):
         print(f"  {n:6d}  {stack}")
