@@ -128,8 +128,8 @@ def main():
             longer = len(w) == 1 and len(d) > 1 and d[0] == w[0]
             if longer:
                 counts["longer"] += 1
-                groups[f"longer: DWARF stops at {w[-1] if w else '(nothing)'}, "
-                       f"kernel goes on to {d[len(w)]}"] += 1
+                groups[f"longer: DWARF stops at {w[0]}, "
+                       f"kernel goes on to {d[1]}"] += 1
             elif shorter:
                 counts["shorter"] += 1
                 # where the kernel stopped, and what DWARF found below
