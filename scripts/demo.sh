@@ -72,7 +72,8 @@ $tools/sframe-gen --inject -o $sf/py.tmp "$py"
 $tools/sframe-gen --inject -o $sf/ld.so "$(readlink -f "$interp")"
 python3 $lib/set-interp.py $sf/py.tmp $sf/ld.so $sf/python3
 libs=$(ldd "$py" | awk '$3 ~ /^\// { print $3 }')
-for l in $libs; do
+# and sframe-audit.so itself: it adds its own namespace (itself, its libc)
+for l in $libs $tools/sframe-audit.so; do
 	$tools/sframe-gen -o "$sf/sidecar/$(basename "$l").sframe" "$l"
 done
 echo "program $py: injected copy $sf/python3 (interpreter $sf/ld.so, injected copy of $interp)"
@@ -152,8 +153,7 @@ python3 is Debian's, as shipped (no frame pointers, no SFrame); only its
 Debian strips it to its exported symbols: its static functions show as
 addresses.  Stacks that are not whole (1-3% here): the lazy-binding
 trampoline _dl_runtime_resolve (its CFA is in rbx, which SFrame cannot
-recover below the topmost frame), sframe-audit.so's own namespace (the
-audit module and its copy of libc: nobody registers them), and, without
+recover below the topmost frame) and, without
 libc6-dbg, the loader's start-up before main (ld.so's _dl_start_user has
 no name then).
 NOTE

@@ -13,8 +13,7 @@
 # through main and libc down to _start, for:
 #  chain-sframe3, chain-sframe2: every sample through main agrees, at
 #     least 200, and the numbers over all samples are shown (what is left
-#     there is the audit module's own namespace: sframe-audit.so and its
-#     copy of libc, which nobody registers);
+#     there is outside main: the loader's start-up, the exit path);
 #  chain-nofp (no SFrame, same loader and libc): the comparison fails
 #     (at least 200 samples through main disagree, at most 10% agree);
 #  chain-sframe3 with a 64-byte dump: the DWARF stacks stop in the dump

@@ -12,12 +12,12 @@
 # "shorter" (the kernel stopped early, every frame it gave right),
 # "longer" (DWARF had no CFI for the sampled IP, the kernel went on) or
 # "wrong".  The test fails on any wrong frame, on fewer than 100 samples
-# compared, and below 95% agreement.  Measured: 99.9% and more, every
-# disagreement shorter, at exit, once sframe-audit.so's la_objclose has
-# unregistered the libraries, or in the audit module's own namespace
-# (its copy of libc), which nobody registers (README.md, Ground truth);
-# once in a make test run, longer: an xz sample in liblzma's fini code,
-# which has no CFI, that the kernel unwound on through _dl_call_fini.
+# compared, and below 95% agreement.  Measured: 100% (README.md, Ground
+# truth); once in a make test run, longer: an xz sample in liblzma's fini
+# code, which has no CFI, that the kernel unwound on through
+# _dl_call_fini.  Before sframe-audit.so kept libc registered at exit and
+# registered its own namespace, a run now and then had a wrong frame
+# there (frame-pointer fallback at a function's first instruction).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/compare.sh"
 

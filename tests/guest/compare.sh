@@ -31,6 +31,8 @@ sidecar() {
 		fail "sframe-gen $1"
 }
 sidecar "$libc"
+# the audit module itself: it adds its own namespace (itself, its libc)
+sidecar "$tools/sframe-audit.so"
 "$tools/sframe-gen" --inject -o "$TMP/ld.so" "$(readlink -f "$interp")" ||
 	fail "sframe-gen --inject $interp"
 audit=("LD_AUDIT=$tools/sframe-audit.so" "SFRAME_SIDECAR_DIR=$TMP/sidecar" LD_BIND_NOW=1)

@@ -2,8 +2,9 @@
 /*
  * soak-dlopen - shared objects with SFrame loaded and unloaded by two
  * threads at once, run under LD_AUDIT=sframe-audit.so (which registers
- * each with PR_ADD_SFRAME at dlopen and removes it at dlclose; dlclose
- * unmaps the text).
+ * each with PR_ADD_SFRAME at dlopen; dlclose unmaps the text, the kernel
+ * drops the section with it, and the module's PR_REMOVE_SFRAME after that
+ * gets ENOENT).
  *
  * Usage: soak-dlopen MS LIB...
  *

@@ -11,8 +11,12 @@
  * exec (from PT_GNU_SFRAME); this module handles every other object the
  * loader maps (DT_NEEDED libraries, dlopen()): la_objopen() adds it with
  * prctl(PR_ADD_SFRAME, sframe_start, sframe_end, text_start, text_end) and
- * la_objclose() removes it again with prctl(PR_REMOVE_SFRAME, sframe_start).
- * The vDSO is skipped.  Where the section comes from:
+ * once dlclose() has unmapped it, la_activity(LA_ACT_CONSISTENT) removes it
+ * again with prctl(PR_REMOVE_SFRAME, sframe_start).  At exit nothing is
+ * removed: libc and ld.so run on after _dl_fini() has called la_objclose()
+ * for every object.  la_version() adds the objects of the module's own
+ * namespace (its copy of libc), which ld.so does not report.  The vDSO is
+ * skipped.  Where the section comes from:
  *
  *  1. PT_GNU_SFRAME: the section as mapped with the object.
  *  2. Otherwise a sidecar file, $SFRAME_SIDECAR_DIR/<basename>.sframe if
@@ -89,12 +93,15 @@ enum sf_err {
 	E_REMOVE,	/* PR_REMOVE_SFRAME failed */
 };
 
-/* A registered object: what la_objclose() must undo. */
+/* A registered object: what its removal must undo. */
 struct reg {
-	struct link_map *map;
+	struct link_map *map;	/* NULL for the module's own namespace */
+	char *name;		/* for messages: map is freed by dlclose() */
 	uintptr_t sframe;	/* registered section start */
+	uintptr_t text_start, text_end;
 	void *copy;		/* sidecar copy, or NULL */
 	size_t copy_len;
+	bool closed;		/* la_objclose() seen, text maybe still mapped */
 };
 
 /* What la_objopen() learns about an object. */
@@ -213,6 +220,11 @@ static void report(enum sf_err kind, int err, const char *obj,
 	say(PFX "%s: %s: %s", obj, what, strerror(err));
 }
 
+static const char *reg_name(const struct reg *r)
+{
+	return r->name ? r->name : "object";
+}
+
 static long sys_prctl(int op, uintptr_t a, uintptr_t b, uintptr_t c,
 		      uintptr_t d)
 {
@@ -276,6 +288,8 @@ static void find_vdso(void)
 	}
 }
 
+static void register_own_namespace(void);
+
 unsigned int la_version(unsigned int version)
 {
 	const char *s = getenv("SFRAME_AUDIT_DEBUG");
@@ -299,6 +313,7 @@ unsigned int la_version(unsigned int version)
 	}
 	find_interp();
 	find_vdso();
+	register_own_namespace();
 	return LAV_CURRENT;
 }
 
@@ -634,9 +649,13 @@ static void add(struct obj *o, uintptr_t start, size_t len, void *copy,
 	added_once = true;
 	r = &regs[nregs++];
 	r->map = o->map;
+	r->name = strdup(o->name);	/* NULL: messages say "object" */
 	r->sframe = start;
+	r->text_start = o->text_start;
+	r->text_end = o->text_end;
 	r->copy = copy;
 	r->copy_len = copy_len;
+	r->closed = false;
 	dbg(PFX "add %s sframe=%#lx-%#lx text=%#lx-%#lx (%s)", o->name,
 	    (unsigned long)start, (unsigned long)(start + len),
 	    (unsigned long)o->text_start, (unsigned long)o->text_end, src);
@@ -877,6 +896,40 @@ static const char *skip_reason(const struct obj *o)
 	return NULL;
 }
 
+static int own_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct obj o = {
+		.name = info->dlpi_name ? info->dlpi_name : "",
+		.bias = info->dlpi_addr,
+		.phdr = info->dlpi_phdr,
+		.phnum = info->dlpi_phnum,
+	};
+	const char *why;
+
+	(void)size;
+	(void)data;
+	if (nosupport)
+		return 1;
+	why = skip_reason(&o);
+	if (why)
+		dbg(PFX "skip %s: %s", *o.name ? o.name : "\"\"", why);
+	else
+		register_object(&o);
+	return 0;
+}
+
+/*
+ * ld.so calls la_objopen() for the objects of the program's namespaces,
+ * not for those of the audit module's own: this module and the copy of
+ * libc it runs on.  Its destructors run in that libc at exit, as do the
+ * callbacks here.  Called from here, dl_iterate_phdr() walks exactly that
+ * namespace.  These stay registered until exit.
+ */
+static void register_own_namespace(void)
+{
+	dl_iterate_phdr(own_object, NULL);
+}
+
 unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 {
 	struct obj o = {
@@ -908,34 +961,77 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 	return 0;
 }
 
+/*
+ * la_objclose() comes from dlclose(), before the object is unmapped, and
+ * from _dl_fini() at exit, after which __run_exit_handlers(), ld.so and
+ * other threads still run code of libc and of the objects it closed.
+ * Removing the section here would leave the kernel to unwind that code
+ * with frame pointers, which skips the caller of every function sampled
+ * before its frame is set up.  So only mark the object closed:
+ * la_activity(LA_ACT_CONSISTENT), which dlclose() calls once it has
+ * unmapped what it unloads, removes the sections whose text is gone.
+ */
 unsigned int la_objclose(uintptr_t *cookie)
 {
 	struct link_map *map = (struct link_map *)*cookie;
-	const char *name;
-	struct reg r;
 	size_t i;
-	int err;
 
-	for (i = 0; i < nregs; i++)
-		if (regs[i].map == map)
+	for (i = 0; i < nregs; i++) {
+		if (regs[i].map == map && !regs[i].closed) {
+			regs[i].closed = true;
+			dbg(PFX "close %s sframe=%#lx", reg_name(&regs[i]),
+			    (unsigned long)regs[i].sframe);
 			break;
-	if (i == nregs)
-		return 0;
-	r = regs[i];
-	regs[i] = regs[--nregs];
-	name = map->l_name && *map->l_name ? map->l_name : "main program";
-	if (sys_prctl(PR_REMOVE_SFRAME, r.sframe, 0, 0, 0)) {
-		err = errno;
-		report(E_REMOVE, err, name,
-		       "PR_REMOVE_SFRAME sframe=%#lx", (unsigned long)r.sframe);
-		/* Still registered?  Then the kernel may read the copy. */
-		if (err != ENOENT)
-			return 0;
-	} else {
-		dbg(PFX "remove %s sframe=%#lx", name,
-		    (unsigned long)r.sframe);
+		}
 	}
-	if (r.copy)
-		munmap(r.copy, r.copy_len);
 	return 0;
+}
+
+/* Is any of r's text no longer mapped?  msync() says ENOMEM then. */
+static bool text_gone(const struct reg *r)
+{
+	return msync((void *)r->text_start, r->text_end - r->text_start,
+		     MS_ASYNC) && errno == ENOMEM;
+}
+
+/*
+ * Remove a closed object whose text is gone.  The kernel drops a section
+ * with its text, so ENOENT is the usual answer; 0 comes from a kernel (or
+ * the test stub) that does not.  On any other error the kernel may still
+ * read the sidecar copy: it stays mapped.
+ */
+static void remove_reg(struct reg *r)
+{
+	int err = 0;
+
+	if (sys_prctl(PR_REMOVE_SFRAME, r->sframe, 0, 0, 0))
+		err = errno;
+	if (err && err != ENOENT) {
+		report(E_REMOVE, err, reg_name(r), "PR_REMOVE_SFRAME sframe=%#lx",
+		       (unsigned long)r->sframe);
+	} else {
+		dbg(PFX "remove %s sframe=%#lx%s", reg_name(r),
+		    (unsigned long)r->sframe,
+		    err ? " (gone with its text)" : "");
+		if (r->copy)
+			munmap(r->copy, r->copy_len);
+	}
+	free(r->name);
+}
+
+void la_activity(uintptr_t *cookie, unsigned int flag)
+{
+	size_t i = 0;
+
+	(void)cookie;
+	if (flag != LA_ACT_CONSISTENT)
+		return;
+	while (i < nregs) {
+		if (regs[i].closed && text_gone(&regs[i])) {
+			remove_reg(&regs[i]);
+			regs[i] = regs[--nregs];
+		} else {
+			i++;
+		}
+	}
 }

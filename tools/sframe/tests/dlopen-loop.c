@@ -2,7 +2,7 @@
 /*
  * dlopen-loop.c - dlopen()/dlclose() shared objects over and over, for the
  * sframe-audit.so test: every dlopen is an la_objopen() (PR_ADD_SFRAME),
- * every dlclose an la_objclose() (PR_REMOVE_SFRAME).
+ * every dlclose an la_objclose() and, once unmapped, a PR_REMOVE_SFRAME.
  *
  * Usage: dlopen-loop [-q] N LIB...
  *
