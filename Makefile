@@ -37,6 +37,8 @@ help:
 	@echo "make sframe-tools sframe-gen, sframe-dump, sframe-check, sframe-audit.so in $(SFRAME_TOOLS)"
 	@echo "make fuzz         make kfuzz, then fuzz the SFrame tools' ELF/CFI and section input (FUZZ_SECONDS each, 1800)"
 	@echo "make kfuzz        1M mutated .sframe sections through the debug kernel in QEMU (scripts/kfuzz.sh)"
+	@echo "                  (KFUZZ_KERNEL=debug-lazy: without CONFIG_UNWIND_USER_SFRAME_VALIDATE, so that"
+	@echo "                  bad sections are removed at first use; KFUZZ_KERNEL=guest: no checkers)"
 	@echo "make soak         perf record -a --call-graph fp,defer sessions under load, SOAK_SECONDS (600),"
 	@echo "                  on the debug kernel (SOAK_KERNEL=guest: the plain one; scripts/soak.sh)"
 	@echo "make selftests    kselftests (perf_events) in $(BUILD_DIR)/kselftest"

@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-kernel.sh [guest|debug|nounwind]
+# build-kernel.sh [guest|debug|debug-lazy|nounwind]
 #
-# Configure (allnoconfig + config/guest.config [+ config/debug.config], or
+# Configure (allnoconfig + config/guest.config [+ config/debug.config];
+# debug-lazy: guest.config + debug.config without its
+# CONFIG_UNWIND_USER_SFRAME_VALIDATE + config/debug-lazy.config; nounwind:
 # guest.config without CONFIG_UNWIND_* + config/nounwind.config),
 # check that every asked-for option stuck, and build the kernel from TREE
 # into $BUILD_DIR/kbuild/VARIANT.  The image ends up at
@@ -24,13 +26,19 @@ OUT=$BUILD_DIR/kbuild/$VARIANT
 case $VARIANT in
 guest) frags=("$REPO/config/guest.config") ;;
 debug) frags=("$REPO/config/guest.config" "$REPO/config/debug.config") ;;
+debug-lazy) frags=("$REPO/config/guest.config" "$OUT/debug-validate-less.config"
+		   "$REPO/config/debug-lazy.config") ;;
 nounwind) frags=("$OUT/guest-unwind-less.config" "$REPO/config/nounwind.config") ;;
-*) echo "build-kernel: unknown variant '$VARIANT' (guest, debug or nounwind)" >&2; exit 2 ;;
+*) echo "build-kernel: unknown variant '$VARIANT' (guest, debug, debug-lazy or nounwind)" >&2; exit 2 ;;
 esac
 
 use_objdir "$OUT" build-kernel
 if [ $VARIANT = nounwind ]; then
 	grep -v 'CONFIG_UNWIND_' "$REPO/config/guest.config" > "$OUT/guest-unwind-less.config"
+fi
+if [ $VARIANT = debug-lazy ]; then
+	grep -v 'CONFIG_UNWIND_USER_SFRAME_VALIDATE' "$REPO/config/debug.config" \
+		> "$OUT/debug-validate-less.config"
 fi
 
 # Fixed build identity: ccache hits across rebuilds, reproducible images.

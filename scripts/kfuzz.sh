@@ -6,14 +6,18 @@
 # (1000000) mutated sections in KFUZZ_RUNS (4) runs of sframe-kfuzz, seeds
 # KFUZZ_SEED (1), +1, ... (each run's seed is printed: "-s SEED -i ITER -n
 # 1" replays one section), then a kmemleak scan, then the kernel log
-# checked for reports.  KFUZZ_KERNEL=guest runs it on the guest kernel
-# instead (faster; no checkers).  Part of `make fuzz`; a bounded slice
-# of it is the guest test 88-sframe-kfuzz.
+# checked for reports.  The debug kernel decodes every section whole at
+# registration (CONFIG_UNWIND_USER_SFRAME_VALIDATE), so bad ones never
+# reach an unwind; KFUZZ_KERNEL=debug-lazy runs it on the debug kernel
+# without that, where they are taken and removed at first use.
+# KFUZZ_KERNEL=guest runs it on the guest kernel instead (faster; no
+# checkers).  Part of `make fuzz`; a bounded slice of it is the guest test
+# 88-sframe-kfuzz.
 set -euo pipefail
 . "$(dirname "$0")/paths.sh"
 
 variant=${KFUZZ_KERNEL:-debug}
-case $variant in debug|guest) ;; *) echo "kfuzz: KFUZZ_KERNEL=$variant: debug or guest" >&2; exit 2 ;; esac
+case $variant in debug|debug-lazy|guest) ;; *) echo "kfuzz: KFUZZ_KERNEL=$variant: debug, debug-lazy or guest" >&2; exit 2 ;; esac
 total=${KFUZZ_SECTIONS:-1000000}
 runs=${KFUZZ_RUNS:-4}
 seed=${KFUZZ_SEED:-1}
@@ -31,8 +35,8 @@ out=$BUILD_DIR/kfuzz-results
 rm -rf "$out"
 mkdir -p "$out"
 per=$(( (total + runs - 1) / runs ))
-vmargs=(--log "$out/kernel.log" --timeout "${KFUZZ_TIMEOUT:-7200}")
-[ "$variant" = debug ] && vmargs+=(--debug)
+vmargs=(--log "$out/kernel.log" --timeout "${KFUZZ_TIMEOUT:-7200}"
+	--kernel "$BUILD_DIR/kbuild/$variant/arch/x86/boot/bzImage")
 t0=$SECONDS
 rc=0
 "$REPO/scripts/vm" "${vmargs[@]}" -- bash -c '
