@@ -291,7 +291,7 @@ LOG_RM = re.compile(r'^remove pid=\d+ sframe=(0x[0-9a-f]+|0) -> (\S+)')
 LOG_DROP = re.compile(r'^drop pid=\d+ sframe=(0x[0-9a-f]+|0) ')
 
 def parse_log(path):
-    ev, summary, drops = [], None, []
+    ev, summary = [], None
     for line in open(path):
         m = LOG_ADD.match(line)
         if m:
@@ -301,13 +301,13 @@ def parse_log(path):
         m = LOG_RM.match(line)
         if m:
             ev.append(('remove', int(m[1], 16), m[2], line.strip()))
+            continue
+        m = LOG_DROP.match(line)
+        if m:
+            ev.append(('drop', int(m[1], 16), line.strip()))
         elif line.startswith('summary '):
             summary = dict(kv.split('=') for kv in line.split()[1:])
-        elif LOG_DROP.match(line):
-            ev.append(('drop', int(LOG_DROP.match(line)[1], 16),
-                       line.strip()))
-            drops.append(line.strip())
-    return ev, summary, drops
+    return ev, summary
 
 class Tap:
     def __init__(self, prefix):
@@ -322,7 +322,7 @@ class Tap:
         else:
             print('ok - %s: %s' % (self.prefix, name))
 
-def check_registry(tap, ev, summary, drops, stay=()):
+def check_registry(tap, ev, summary, stay=()):
     """At exit the sections of the files in stay (still open) are still
     registered: sframe-audit removes nothing at exit.  Every other one went
     with its text when dlclose unmapped it (the stub's "drop", as the
@@ -376,9 +376,10 @@ def check_loop(prefix, log, out, want, *specs):
         m = re.match(r'^open (\S+) l_addr=(0x[0-9a-f]+|0)$', line)
         if m:
             opens[os.path.realpath(m[1])].append(int(m[2], 16))
-    ev, summary, drops = parse_log(log)
+    ev, summary = parse_log(log)
     adds = [e for e in ev if e[0] == 'add']
     rms = [e for e in ev if e[0] == 'remove']
+    drops = [e for e in ev if e[0] == 'drop']
     bad = ['failed: ' + e[-1] for e in adds if e[-2] != '0']
     if len(adds) != want or len(rms) != want or len(drops) != want:
         bad.insert(0, 'adds=%d drops=%d removes=%d, want %d each' %
@@ -422,13 +423,13 @@ def check_loop(prefix, log, out, want, *specs):
             bad.append('%s: %d adds for %d dlopens' %
                        (f, seen[f], len(opens[f])))
     tap('each add: text = r-x mapping of its library; section and function starts right', bad)
-    check_registry(tap, ev, summary, drops)
+    check_registry(tap, ev, summary)
 
 def check_pt(prefix, log, *files):
     """Each of files (PT_GNU_SFRAME objects) added once, nothing else;
     the bias is the one its sframe address implies."""
     tap = Tap(prefix)
-    ev, summary, drops = parse_log(log)
+    ev, summary = parse_log(log)
     adds = [e for e in ev if e[0] == 'add']
     want = {os.path.realpath(f) for f in files}
     bad = []
@@ -452,7 +453,7 @@ def check_pt(prefix, log, *files):
                        (fl, funcs_log(pt_funcs(f), down(x0)), line))
     tap('adds exactly %s, text = r-x mapping' %
         ' and '.join(os.path.basename(f) for f in files), bad)
-    check_registry(tap, ev, summary, drops, files)
+    check_registry(tap, ev, summary, files)
 
 def leak(out, rss_slack_kb):
     vals = {}
