@@ -39,7 +39,7 @@ run() { [[ $only == *" $1 "* ]]; }
 if [ "${BENCH_BUILD:-1}" != 0 ]; then
 	"$REPO/scripts/deps.sh"
 	"$REPO/scripts/tree.sh" prepare
-	"$REPO/scripts/build-kernel.sh" guest
+	"$REPO/scripts/build-kernel.sh" bench
 	if run script; then "$REPO/scripts/build-perf.sh"; fi
 fi
 perf=$BUILD_DIR/perf/perf
@@ -52,7 +52,11 @@ fi
 if run profile; then
 	[ -x "$perf" ] || { echo "bench: no perf at $perf (make perf)" >&2; exit 1; }
 fi
-hdr=$BUILD_DIR/kbuild/guest/usr/include
+# The guest kernel without the lock and atomic-sleep checkers that the
+# test kernel has: they add to the costs measured (build-kernel.sh bench).
+kernel=$BUILD_DIR/kbuild/bench/arch/x86/boot/bzImage
+[ -f "$kernel" ] || { echo "bench: no kernel at $kernel (scripts/build-kernel.sh bench)" >&2; exit 1; }
+hdr=$BUILD_DIR/kbuild/bench/usr/include
 make -s -C "$REPO/tools/sframe" OUT="$BUILD_DIR/sframe-tools" all
 sframe_gen=$BUILD_DIR/sframe-tools/sframe-gen
 unwind_fdes=${BENCH_UNWIND_FDES:-100 1000 10000 100000 1000000}
@@ -66,7 +70,7 @@ out=$BUILD_DIR/bench-results
 mkdir -p "$out"
 ms=${BENCH_MS:-2000}
 if run defer; then
-"$REPO/scripts/vm" --log "$out/kernel.log" -- sh -c "
+"$REPO/scripts/vm" --kernel "$kernel" --log "$out/kernel.log" -- sh -c "
 	echo \"guest: \$(uname -r), \$(nproc) vCPUs, clocksource \$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)\"
 	$BUILD_DIR/bench/defer-bench $ms 10000" > "$out/defer-bench.txt" 2>&1 || {
 	cat "$out/defer-bench.txt"
@@ -80,7 +84,7 @@ fi
 # (1M samples), perf script runs on the host, whose timing is stable.
 scale=${BENCH_SCRIPT_SAMPLES:-1000000}
 if run script; then
-"$REPO/scripts/vm" -s "$out" -- sh -c "
+"$REPO/scripts/vm" --kernel "$kernel" -s "$out" -- sh -c "
 	cat /proc/kallsyms > $out/kallsyms
 	$perf record -q -e cpu-clock,task-clock -F 10000 --call-graph fp,defer \
 		-o $out/deferloop.data -- $perf test -w deferloop ${BENCH_RECORD_S:-20}
@@ -141,7 +145,7 @@ if run unwind; then
 		[ "$c" = "$n" ] || { echo "bench: sframe-$n: sframe-dump reads ${c:-no} FDEs, not $n" >&2; exit 1; }
 		counts+=("$n=$c")
 	done
-	"$REPO/scripts/vm" "${vmargs[@]}" --log "$out/kernel-unwind.log" -- \
+	"$REPO/scripts/vm" --kernel "$kernel" "${vmargs[@]}" --log "$out/kernel-unwind.log" -- \
 		"$REPO/tests/bench/unwind-run.sh" "$u" "$unwind_fdes" \
 		-n "${BENCH_UNWIND_ITERS:-2000}" -r "${BENCH_UNWIND_REPS:-3}" \
 		${BENCH_UNWIND_DEPTHS:-32 128} > "$out/unwind-raw.txt" 2>&1 || {
@@ -181,7 +185,7 @@ if run profile; then
 	profile_note="Instructions are not cycles: a rep movs counts one per iteration
 (dwarf's 8 KiB stack copy: ~8000), more than on hardware, where such a
 copy is cheap, and SFrame's lookups miss no cache here."
-	"$REPO/scripts/vm" "${vmargs[@]}" --timeout "${BENCH_PROFILE_TIMEOUT:-3600}" \
+	"$REPO/scripts/vm" --kernel "$kernel" "${vmargs[@]}" --timeout "${BENCH_PROFILE_TIMEOUT:-3600}" \
 		-s "$pd" --log "$out/kernel-profile.log" -- \
 		"$REPO/tests/bench/profile-run.sh" "$perf" "$BUILD_DIR/bench/profile" "$pd" \
 		"$profile_freqs" "$profile_reps" "$profile_ms" > "$out/profile-raw.txt" 2>&1 || {

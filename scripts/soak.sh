@@ -12,8 +12,12 @@
 # then the kernel log checked for reports (scripts/klog-check.sh).
 # SOAK_KERNEL=guest runs it on the guest kernel instead (faster, no
 # checkers); SOAK_BUILD=0 uses what is built (only tests/soak is made);
-# SOAK_LOADS picks loads (tests/soak/soak.sh); SOAK_TIMEOUT bounds the
-# guest (default 3 x SOAK_SECONDS + 900).  Results in
+# SOAK_LOADS picks loads (tests/soak/soak.sh); SOAK_NMI_MIN (1000000)
+# requests from NMI must be made by the NMI stress test
+# (CONFIG_UNWIND_DEFERRED_NMI_TEST) that runs alongside, the load going on
+# after the sessions until then for at most SOAK_NMI_WAIT (3600) s;
+# SOAK_TIMEOUT bounds the guest (default 3 x SOAK_SECONDS + 900 +
+# SOAK_NMI_WAIT).  Results in
 # $BUILD_DIR/soak-results (the perf.data of failed sessions too); the last
 # line is the summary:
 #   soak: PASS|FAIL: N min on the debug kernel; sessions, samples, records,
@@ -45,12 +49,15 @@ rm -rf "$out"
 mkdir -p "$out"
 # The load takes the guest's time after the sessions too (checking the
 # last ones, waiting for the counters): allow for it, and for boot.
-vmargs=(--log "$out/kernel.log" --scratch "$out" --timeout "${SOAK_TIMEOUT:-$((secs * 3 + 900))}")
+nmi_wait=${SOAK_NMI_WAIT:-3600}
+vmargs=(--log "$out/kernel.log" --scratch "$out"
+	--timeout "${SOAK_TIMEOUT:-$((secs * 3 + 900 + nmi_wait))}")
 [ "$variant" = debug ] && vmargs+=(--debug)
 t0=$SECONDS
 "$REPO/scripts/vm" "${vmargs[@]}" -- env PERF="$BUILD_DIR/perf/perf" \
 	WORKLOADS="$BUILD_DIR/workloads" SFRAME_TOOLS="$BUILD_DIR/sframe-tools" \
 	SOAK_BIN="$BUILD_DIR/soak" SOAK_SECONDS="$secs" SOAK_KEEP="$out" \
+	SOAK_NMI_MIN="${SOAK_NMI_MIN:-1000000}" SOAK_NMI_WAIT="$nmi_wait" \
 	${SOAK_LOADS:+SOAK_LOADS="$SOAK_LOADS"} bash -c '
 	bash "$1/tests/soak/soak.sh"
 	rc=$?

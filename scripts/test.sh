@@ -116,8 +116,23 @@ if [ $rc != 0 ]; then
 	sed 's/^/    # /' "$out/guest.log" | grep -v -E '^    # (not )?ok - ' | tail -n 30
 	echo "not ok - guest test run (vm exit $rc)" | tee -a "$results"
 fi
+# Which of the kernel's checkers ran: a clean log means only as much.
+checkers() {
+	local config=$BUILD_DIR/kbuild/$variant/.config on= off= opt name
+	for opt in PROVE_LOCKING:lockdep PROVE_RCU:PROVE_RCU DEBUG_ATOMIC_SLEEP:atomic-sleep \
+		   KASAN:KASAN UBSAN:UBSAN DEBUG_KMEMLEAK:kmemleak; do
+		name=${opt#*:}
+		if grep -qx "CONFIG_${opt%%:*}=y" "$config"; then
+			on+=${on:+, }$name
+		else
+			off+=${off:+, }$name
+		fi
+	done
+	echo "checkers on: ${on:-none}; off: ${off:-none}"
+}
 if "$REPO/scripts/klog-check.sh" "$out/kernel.log" > "$out/klog-check.txt"; then
-	echo "ok - guest kernel log has no WARNING/BUG/Oops/lockdep/KASAN/UBSAN report" | tee -a "$results"
+	echo "ok - guest kernel log has no WARNING/BUG/Oops or checker report ($(checkers))" |
+		tee -a "$results"
 else
 	sed 's/^/    # /' "$out/klog-check.txt"
 	echo "not ok - guest kernel log has reports (see $out/kernel.log)" | tee -a "$results"
