@@ -153,13 +153,19 @@ static void count_record(struct result *r, const uint64_t *rec, size_t words)
 	int i;
 
 	r->records++;
-	/* cookie, nr, ips[nr] with ips[0] = PERF_CONTEXT_USER */
-	if (words < 3 || (nr = rec[1]) < 2 || nr > words - 2 ||
-	    rec[2] != (uint64_t)PERF_CONTEXT_USER) {
+	/*
+	 * cookie, nr, ips[nr]: the user addresses (Linux 6.19), or
+	 * PERF_CONTEXT_USER and them (this series' earlier kernels).
+	 */
+	if (words < 3 || (nr = rec[1]) < 1 || nr > words - 2) {
 		r->bad++;
 		return;
 	}
-	frames = nr - 1;
+	frames = nr - (rec[2] == (uint64_t)PERF_CONTEXT_USER);
+	if (!frames) {
+		r->bad++;
+		return;
+	}
 	last = rec[2 + nr - 1];
 	if (last >= (uintptr_t)unwind_bench_top && last <= (uintptr_t)unwind_bench_top_end)
 		r->top_ok++;

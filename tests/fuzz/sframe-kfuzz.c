@@ -26,9 +26,11 @@
  *    kernel forgot to drop);
  *  - PR_REMOVE_SFRAME returns 0, or ENOENT when the kernel found the
  *    section corrupt while unwinding and removed it (counted);
- *  - every record: PERF_CONTEXT_USER first, no kernel address, at most
- *    the event's max_stack entries, the first IP in kf_leaf and the next
- *    kf_mid's return address (kf_leaf's frame is described by the
+ *  - every record: user addresses only (Linux 6.19's form; this series'
+ *    earlier kernels put PERF_CONTEXT_USER first, also read, but not both
+ *    forms in one run), no kernel address, at most the event's max_stack
+ *    entries, and for a fault at kfuzz_fault_ip the return addresses of
+ *    fault_page and kf_leaf next (their frames are described by the
  *    program's good section, whatever the library's is);
  *  - every -g iterations (and at the end) the unmutated v3 base gives the
  *    whole chain, IP for IP, as at the start: good sections keep working.
@@ -99,12 +101,13 @@ static struct {
 } base[3];
 
 /* Expected: the whole chain with the good section, from the start */
-static uint64_t good_ips[MAX_STACK + 1];
+static uint64_t good_ips[MAX_STACK];
 static uint64_t good_nr;
 
 static struct {
 	unsigned long iters, added, rejected, efault, enomem, removed_by_kernel;
-	unsigned long records, chain_records, samples, lost, whole, good_checks, failures;
+	unsigned long records, old_form, chain_records, samples, lost, whole, good_checks,
+		failures;
 	unsigned long by_mutation[16];
 } st;
 
@@ -510,65 +513,83 @@ static void fail(unsigned long iter, const char *fmt, ...)
 	fputc('\n', stdout);
 }
 
-/* One record: cookie, nr, ips[nr]. Returns true if it is the whole chain. */
+/*
+ * One record: cookie, nr, ips[nr], the user addresses (after
+ * PERF_CONTEXT_USER in the old form). Returns true if it is the whole chain.
+ */
 static bool check_record(unsigned long iter, const uint64_t *w, size_t words,
 			 bool save)
 {
+	static bool first_old;
+	const uint64_t *ips = w + 2;
 	uint64_t nr, i;
+	bool old;
 
 	st.records++;
-	if (words < 3 || (nr = w[1]) < 2 || nr > words - 2) {
+	if (words < 2 || (nr = w[1]) > words - 2) {
 		fail(iter, "record of %zu words, nr %llu", words,
 		     words > 1 ? (unsigned long long)w[1] : 0ULL);
 		return false;
 	}
-	if (w[2] != (uint64_t)PERF_CONTEXT_USER)
-		fail(iter, "record starts with %#llx, not PERF_CONTEXT_USER",
-		     (unsigned long long)w[2]);
-	if (nr > MAX_STACK + 1)
+	old = nr && ips[0] == (uint64_t)PERF_CONTEXT_USER;
+	if (old) {
+		st.old_form++;
+		ips++;
+		nr--;
+	}
+	/* One kernel writes one form: the first record's. */
+	if (st.records == 1)
+		first_old = old;
+	else if (old != first_old)
+		fail(iter, "record %s PERF_CONTEXT_USER, the first one %s", old ? "starts with" :
+		     "does not start with", first_old ? "did" : "didn't");
+	/* The interrupted IP is always there: a record is never empty. */
+	if (!nr)
+		fail(iter, "record without user address");
+	if (nr > MAX_STACK)
 		fail(iter, "record of %llu entries, max_stack %d",
 		     (unsigned long long)nr, MAX_STACK);
-	for (i = 1; i < nr; i++)
-		if (w[2 + i] >= KERNEL_START)
-			fail(iter, "entry %llu is a kernel address %#llx",
-			     (unsigned long long)i, (unsigned long long)w[2 + i]);
+	for (i = 0; i < nr; i++)
+		if (ips[i] >= KERNEL_START)
+			fail(iter, "entry %llu is a kernel address or context %#llx",
+			     (unsigned long long)i, (unsigned long long)ips[i]);
 	if (verbose > 2) {
 		printf("%lu: record of %llu:", iter, (unsigned long long)nr);
-		for (i = 1; i < nr; i++)
-			printf(" %#llx", (unsigned long long)w[2 + i]);
+		for (i = 0; i < nr; i++)
+			printf(" %#llx", (unsigned long long)ips[i]);
 		printf("\n");
 	}
-	if (w[3] != (uintptr_t)kfuzz_fault_ip)
+	if (!nr || ips[0] != (uintptr_t)kfuzz_fault_ip)
 		return false;		/* another fault: not the chain */
 	st.chain_records++;
 	/* fault_page's and kf_leaf's frames are the program's (good section) */
-	if (nr < 4 || w[4] != fault_ret || w[5] != leaf_ret) {
-		fail(iter, "entries 2, 3 are %#llx %#llx, want fault_page's and kf_leaf's "
-		     "return addresses %#lx %#lx", (unsigned long long)(nr > 2 ? w[4] : 0),
-		     (unsigned long long)(nr > 3 ? w[5] : 0),
+	if (nr < 3 || ips[1] != fault_ret || ips[2] != leaf_ret) {
+		fail(iter, "entries 1, 2 are %#llx %#llx, want fault_page's and kf_leaf's "
+		     "return addresses %#lx %#lx", (unsigned long long)(nr > 1 ? ips[1] : 0),
+		     (unsigned long long)(nr > 2 ? ips[2] : 0),
 		     (unsigned long)fault_ret, (unsigned long)leaf_ret);
 		return false;
 	}
 	if (save) {
 		/* The whole chain: kf_mid, kf_entry, fuzz_one, sample, main... */
-		if (nr < 8 || w[6] != *kf_mid_ret || w[7] != *kf_entry_ret ||
-		    w[8] != fuzz_one_ret) {
+		if (nr < 7 || ips[3] != *kf_mid_ret || ips[4] != *kf_entry_ret ||
+		    ips[5] != fuzz_one_ret) {
 			fail(iter, "good section: not the whole chain (%llu entries: "
 			     "%#llx %#llx %#llx, want %#lx %#lx %#lx)", (unsigned long long)nr,
-			     (unsigned long long)(nr > 4 ? w[6] : 0),
-			     (unsigned long long)(nr > 5 ? w[7] : 0),
-			     (unsigned long long)(nr > 6 ? w[8] : 0),
+			     (unsigned long long)(nr > 3 ? ips[3] : 0),
+			     (unsigned long long)(nr > 4 ? ips[4] : 0),
+			     (unsigned long long)(nr > 5 ? ips[5] : 0),
 			     (unsigned long)*kf_mid_ret, (unsigned long)*kf_entry_ret,
 			     (unsigned long)fuzz_one_ret);
 			return false;
 		}
 		if (!good_nr) {
 			good_nr = nr;
-			memcpy(good_ips, w + 2, nr * 8);
+			memcpy(good_ips, ips, nr * 8);
 		}
 	}
 	/* Up to sample(): its callers differ (the loop, good_check()). */
-	return good_nr && nr >= 8 && !memcmp(good_ips, w + 2, 7 * 8);
+	return good_nr && nr >= 7 && !memcmp(good_ips, ips, 6 * 8);
 }
 
 static void drain(unsigned long iter, bool save, unsigned long *whole, unsigned long *recs)
@@ -763,8 +784,9 @@ int main(int argc, char **argv)
 	printf("  rejected by PR_ADD_SFRAME (EINVAL): %lu\n", st.rejected);
 	printf("  registered: %lu, of them removed by the kernel when unwinding: %lu\n",
 	       st.added, st.removed_by_kernel);
-	printf("  samples %lu, records %lu, %lu at the sampled fault, %lu of them whole, lost %lu\n",
-	       st.samples, st.records, st.chain_records, st.whole, st.lost);
+	printf("  samples %lu, records %lu (%lu of the old form), %lu at the sampled fault, "
+	       "%lu of them whole, lost %lu\n", st.samples, st.records, st.old_form,
+	       st.chain_records, st.whole, st.lost);
 	printf("  good-section checks: %lu\n", st.good_checks);
 	printf("  mutations:");
 	for (i = 0; i < M_NR; i++)

@@ -3,4 +3,4 @@
 # whole user chain, innermost first.
 . "$(dirname "$0")/lib.sh"
 record_chain "$WORKLOADS/chain-fp" fp
-python3 "$LIB/stacks.py" --comm chain-fp --top chain_leaf --expect "$CHAIN" --mode full "$TMP/script.txt"
+python3 "$LIB/stacks.py" --lost "${LOST:-0}" --comm chain-fp --top chain_leaf --expect "$CHAIN" --mode full "$TMP/script.txt"

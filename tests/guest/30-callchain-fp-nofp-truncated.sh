@@ -4,4 +4,4 @@
 # kernel unwinds with SFrame, this is the stack that becomes whole.
 . "$(dirname "$0")/lib.sh"
 record_chain "$WORKLOADS/chain-nofp" fp
-python3 "$LIB/stacks.py" --comm chain-nofp --top chain_leaf --expect "$CHAIN" --mode truncated "$TMP/script.txt"
+python3 "$LIB/stacks.py" --lost "${LOST:-0}" --comm chain-nofp --top chain_leaf --expect "$CHAIN" --mode truncated "$TMP/script.txt"

@@ -9,9 +9,9 @@
 
 for v in sframe3 sframe2 sframe2s; do
 	record_chain "$WORKLOADS/chain-$v" fp,defer
-	python3 "$LIB/stacks.py" --comm "chain-$v" --top chain_leaf --expect "$CHAIN" \
+	python3 "$LIB/stacks.py" --lost "${LOST:-0}" --comm "chain-$v" --top chain_leaf --expect "$CHAIN" \
 		--mode full "$TMP/script.txt" || fail "chain-$v: SFrame $v unwinding"
 done
 record_chain "$WORKLOADS/chain-nofp" fp,defer
-python3 "$LIB/stacks.py" --comm chain-nofp --top chain_leaf --expect "$CHAIN" \
+python3 "$LIB/stacks.py" --lost "${LOST:-0}" --comm chain-nofp --top chain_leaf --expect "$CHAIN" \
 	--mode truncated "$TMP/script.txt" || fail "chain-nofp: no SFrame, yet whole stacks"

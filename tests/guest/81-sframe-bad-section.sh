@@ -24,7 +24,7 @@ record_chain "$bad" fp,defer
 dmesg > "$TMP/dmesg"
 echo 'func sframe_add_exec_section -p' > $ctl
 
-python3 "$LIB/stacks.py" --comm chain-badrow --top chain_leaf --expect "$CHAIN" \
+python3 "$LIB/stacks.py" --lost "${LOST:-0}" --comm chain-badrow --top chain_leaf --expect "$CHAIN" \
 	--mode truncated "$TMP/script.txt" || fail "bad rows, yet whole stacks"
 
 removed=$(grep -cE "bad .sframe of /?${bad#/} \\(text 0x[0-9a-f]*-0x[0-9a-f]*\\) at ip 0x[0-9a-f]*: bad FRE data word size; removed" "$TMP/dmesg")
@@ -57,7 +57,7 @@ dmesg -C
 CHAIN_MS=300 record_chain "$WORKLOADS/chain-sframe3" fp,defer
 dmesg > "$TMP/dmesg"
 echo 'func unwind_user_debug -p' > $ctl
-python3 "$LIB/stacks.py" --comm chain-sframe3 --top chain_leaf --expect "$CHAIN" \
+python3 "$LIB/stacks.py" --lost "${LOST:-0}" --comm chain-sframe3 --top chain_leaf --expect "$CHAIN" \
 	--mode full "$TMP/script.txt" || fail "chain-sframe3"
 grep 'unwind_user: chain-sframe3' "$TMP/dmesg" | tail -n 3
 grep -qE "unwind_user: chain-sframe3\[[0-9]+\]: stopped after [0-9]+ frames, at ip 0x[0-9a-f]+ sp 0x[0-9a-f]+: sframe: no SFrame for the IP fp: " "$TMP/dmesg" ||

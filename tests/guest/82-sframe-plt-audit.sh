@@ -20,11 +20,12 @@ record_plt() {
 	grep -v '^100000$' "$TMP/record.log" | grep . && fail "vec_plt printed more than its result"
 	"$PERF" script -i "$TMP/perf.data" -F comm,tid,ip,sym,dso > "$TMP/script.txt" 2> "$TMP/script.log" ||
 		{ cat "$TMP/script.log"; fail "perf script"; }
+	LOST=$(lost_records "$TMP/perf.data")
 }
 
 record_plt LD_AUDIT="$audit"
-python3 "$LIB/stacks.py" --comm vec_plt --top libvec_leaf --expect "$want" \
+python3 "$LIB/stacks.py" --lost "${LOST:-0}" --comm vec_plt --top libvec_leaf --expect "$want" \
 	--mode full "$TMP/script.txt" || fail "with sframe-audit.so"
 record_plt SFRAME_NONE=1
-python3 "$LIB/stacks.py" --comm vec_plt --top libvec_leaf --expect "$want" \
+python3 "$LIB/stacks.py" --lost "${LOST:-0}" --comm vec_plt --top libvec_leaf --expect "$want" \
 	--mode truncated "$TMP/script.txt" || fail "without sframe-audit.so, yet whole stacks"

@@ -56,9 +56,10 @@ record() {
 	"$PERF" script --no-inline -i "$TMP/$name.data" -F comm,tid,ip,sym,symoff,dso \
 		> "$TMP/$name.txt" 2> "$TMP/$name.err" ||
 		{ cat "$TMP/$name.err"; fail "perf script $name"; }
+	LOST=$(lost_records "$TMP/$name.data")
 	rm -f "$TMP/$name.data"
 }
-stacks() { python3 "$LIB/stacks.py" "$@" || fail "$name: stacks"; }
+stacks() { python3 "$LIB/stacks.py" --lost "$LOST" "$@" || fail "$name: stacks"; }
 # dwarf MIN-IPS FP-RUN DWARF-RUN [OPTION...]
 dwarf() {
 	python3 "$LIB/compare-dwarf.py" --comm frames-sframe3 --min-ips "$1" "${@:4}" \
@@ -110,5 +111,5 @@ stacks --comm frames-sframe3 --mode suffix --min 1 --expect vd_leaf,$chain "$TMP
 record vdso-dwarf "$prog" vdso dwarf
 dwarf 2 vdso-sidecar vdso-dwarf --require "*@[vdso]"
 name=vdso-nosidecar; record $name "$prog" vdso fp,defer
-python3 "$LIB/stacks.py" --comm frames-sframe3 --mode truncated --top "*@[vdso]" --min 100 \
+python3 "$LIB/stacks.py" --lost "${LOST:-0}" --comm frames-sframe3 --mode truncated --top "*@[vdso]" --min 100 \
 	--expect "$vdso" "$TMP/$name.txt" || fail "$name: libc without SFrame, yet whole stacks"

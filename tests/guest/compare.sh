@@ -62,7 +62,8 @@ compare() {
 		> "$TMP/$name.cmp" 2> "$TMP/$name.err" ||
 		{ cat "$TMP/$name.err"; fail "perf script --compare-unwind $name"; }
 	echo "## $name: $(basename "$prog"), --call-graph $cg"
-	python3 "$LIB/compare-unwind.py" "$@" "$TMP/$name.cmp" || {
+	python3 "$LIB/compare-unwind.py" --lost "$(lost_records "$TMP/$name.data")" "$@" \
+		"$TMP/$name.cmp" || {
 		# perf reads the vDSO back from its build-id cache ($HOME/.debug)
 		"$PERF" buildid-list -i "$TMP/$name.data"
 		ls -lR "$HOME/.debug/[vdso]"

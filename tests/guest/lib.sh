@@ -6,9 +6,17 @@
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 2; }
 
+# lost_records DATA: the number of records perf lost in recording DATA
+# (PERF_RECORD_LOST and PERF_RECORD_LOST_SAMPLES counts).
+lost_records() {
+	"$PERF" report -i "$1" --stats 2> /dev/null |
+		awk '/^ *LOST(_SAMPLES)? events:/ { n += $3 } END { print n + 0 }'
+}
+
 # record_chain BINARY CALLGRAPH: sample BINARY (the chain workload) with
 # cpu-clock and the given --call-graph, leave perf script output in
-# $TMP/script.txt.
+# $TMP/script.txt and the number of records lost in $LOST (for
+# stacks.py --lost).
 record_chain() {
 	local bin=$1 cg=$2
 	"$PERF" record -q -e cpu-clock -F 1000 --call-graph "$cg" -o "$TMP/perf.data" \
@@ -16,6 +24,7 @@ record_chain() {
 		{ cat "$TMP/record.log"; fail "perf record --call-graph $cg $bin"; }
 	"$PERF" script -i "$TMP/perf.data" -F comm,tid,ip,sym,dso > "$TMP/script.txt" 2> "$TMP/script.log" ||
 		{ cat "$TMP/script.log"; fail "perf script"; }
+	LOST=$(lost_records "$TMP/perf.data")
 }
 
 CHAIN="chain_leaf,chain_c,chain_b,chain_a,main"

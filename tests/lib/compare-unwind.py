@@ -3,7 +3,7 @@
 """Check `perf script --compare-unwind` output (--call-graph dwarf,defer).
 
   compare-unwind.py [--through SYM] [--min N] [--mode agree|disagree|report]
-                    [--max-agree PCT] [--min-truncated N] FILE
+                    [--max-agree PCT] [--min-truncated N] [--lost N] FILE
 
 perf compares, per sample, the user stack the kernel unwound (deferred)
 with perf's DWARF unwinding of the sample's stack dump, exactly, frame by
@@ -23,8 +23,16 @@ Truncated samples show no stack: they are counted, not selected.
   --mode report    the disagreements are listed, grouped; at least --min
                    samples compared, at least --min-agree percent (default
                    0) of them agree, at most --max-wrong (default: any)
-                   disagree with a wrong frame
+                   disagree with a wrong frame, at most --max-shorter
+                   (default: any) with a stack cut short
   --min-truncated  at least N samples (any) truncated by the stack dump
+
+In agree and report modes, a sample whose deferred record never came
+("incomplete, deferred user callchain lost") fails the check, wherever it
+was taken, unless --lost N says that perf lost N records in the recording
+(PERF_RECORD_LOST, LOST_SAMPLES): then they are counted and shown.  A
+sample that had no deferred user callchain to begin with (the kernel fell
+back to an immediate one: an exiting task) is counted, not checked.
 
 A disagreement is "shorter" when the kernel's stack is a prefix of the
 DWARF one (the kernel stopped early, every frame it gave is right),
@@ -64,6 +72,8 @@ def parse(f):
                 verdict = "disagree"
             elif text.startswith("truncated"):
                 verdict = "truncated"
+            elif "deferred user callchain lost" in text:
+                verdict = "lost"
             else:
                 verdict = "incomplete"
             cur = (verdict, stacks, [line])
@@ -93,6 +103,9 @@ def main():
     ap.add_argument("--max-agree", type=float, default=10.0)
     ap.add_argument("--min-agree", type=float, default=0.0)
     ap.add_argument("--max-wrong", type=int)
+    ap.add_argument("--max-shorter", type=int)
+    ap.add_argument("--lost", type=int, default=0,
+                    help="records perf reported lost in the recording")
     ap.add_argument("--min-truncated", type=int, default=0)
     ap.add_argument("file")
     args = ap.parse_args()
@@ -114,8 +127,11 @@ def main():
     groups = collections.Counter()
     bad = []
     wrong = []
+    lost = []
     for verdict, st, text in parse(lines):
         counts["all " + verdict] += 1
+        if verdict == "lost":
+            lost.append(text)
         if not any(args.through in st[s] for s in st):
             continue
         if verdict == "disagree":
@@ -155,13 +171,22 @@ def main():
           f"({pct}), {disagree} disagree ({counts['shorter']} shorter, "
           f"{counts['longer']} longer, {counts['wrong']} wrong); "
           f"{counts['all truncated']} samples (any) "
-          "truncated by the stack dump")
+          "truncated by the stack dump; "
+          f"{counts['all lost']} whose deferred record never came, "
+          f"{counts['all incomplete']} without a deferred user callchain; "
+          f"{args.lost} records lost")
     for stack, n in stacks.most_common(4):
         print(f"  {n:6d}  {stack}")
     for g, n in groups.most_common():
         print(f"  {n:6d}  {g}")
 
     ok = True
+    if args.mode in ("agree", "report") and lost and not args.lost:
+        print(f"FAIL: {len(lost)} samples without their deferred record, "
+              "and no loss counted; the first:")
+        for text in lost[:3]:
+            print("\n".join(text))
+        ok = False
     if args.mode == "report":
         if compared < args.min:
             print(f"FAIL: {compared} samples through {args.through} compared, "
@@ -169,6 +194,10 @@ def main():
             ok = False
         if compared and 100.0 * agree / compared < args.min_agree:
             print(f"FAIL: {pct} agree, want at least {args.min_agree}%")
+            ok = False
+        if args.max_shorter is not None and counts["shorter"] > args.max_shorter:
+            print(f"FAIL: {counts['shorter']} samples with a stack cut short, "
+                  f"want at most {args.max_shorter}")
             ok = False
         if args.max_wrong is not None and counts["wrong"] > args.max_wrong:
             print(f"FAIL: {counts['wrong']} samples with a wrong frame, "

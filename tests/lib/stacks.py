@@ -19,7 +19,11 @@ a comma-separated list of them, innermost first.
                     any one is good.  --top is optional here.
 
 At least --min samples must be selected (in suffix mode with --top, at
-least --min with --top on top).  The distinct stacks seen are printed, most
+least --min with --top on top).  In full and suffix modes every sample of
+--comm must have a user stack: one without is a failure unless the task
+was exiting (do_exit on its kernel stack: its user memory may be gone) or
+--lost says perf lost records (PERF_RECORD_LOST, LOST_SAMPLES) in that
+recording, which may have been the missing ones.  The distinct stacks seen are printed, most
 frequent first, and the wrong ones on failure.
 Exit 0 on success, 1 on failure, 2 on bad usage.
 """
@@ -90,6 +94,8 @@ def main():
     ap.add_argument("--expect", required=True, action="append")
     ap.add_argument("--mode", choices=["full", "truncated", "suffix"], default="full")
     ap.add_argument("--min", type=int, default=20)
+    ap.add_argument("--lost", type=int, default=0,
+                    help="records perf reported lost in the recording")
     ap.add_argument("file", nargs="?", default="-")
     args = ap.parse_args()
     chains = [e.split(",") for e in args.expect]
@@ -98,13 +104,18 @@ def main():
 
     f = sys.stdin if args.file == "-" else open(args.file)
     seen, bad = collections.Counter(), collections.Counter()
-    total = selected = good = on_top = 0
+    total = selected = good = on_top = exiting = nouser = 0
     for comm, frames in parse(f):
         if comm != args.comm:
             continue
         total += 1
         user = user_frames(frames)
         if not user:
+            if any(sym == "do_exit" for sym, dso in frames
+                   if dso == "[kernel.kallsyms]"):
+                exiting += 1
+            else:
+                nouser += 1
             continue
         if args.mode == "suffix":
             # Every place where the top frame is named in a chain: the
@@ -134,12 +145,17 @@ def main():
     else:
         print(f"{args.comm}: {total} samples, {selected} with {args.top} on top, "
               f"{good} with the expected chain {' <- '.join(chains[0])}")
+    print(f"  {nouser + exiting} without a user stack ({exiting} exiting); "
+          f"{args.lost} records lost")
     for stack, n in seen.most_common(5):
         print(f"  {n:6d}  {stack}")
     need, have = (args.min, on_top) if args.top else (args.min, selected)
     if have < need:
         what = f"with {args.top} on top" if args.top else "selected"
         print(f"FAIL: {have} samples {what}, want at least {need}")
+        return 1
+    if args.mode in ("full", "suffix") and nouser and not args.lost:
+        print(f"FAIL: {nouser} samples without a user stack, and no loss counted")
         return 1
     if args.mode in ("full", "suffix") and good != selected:
         print(f"FAIL: {selected - good} of {selected} stacks do not have the expected chain:")

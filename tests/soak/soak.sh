@@ -14,7 +14,9 @@
 # (work directory, default a new one under /tmp), SOAK_KEEP (a directory
 # to copy the perf.data of failed sessions to, e.g. the vm scratch),
 # SOAK_LOADS (the loads to run, default all: "exec threads texec fork
-# dlopen jit uring signals").
+# dlopen jit uring signals nmi"), SOAK_NMI_PERIOD_US (200: see nmi below),
+# SOAK_NMI_MIN (0: the fewest requests from NMI to make: the load goes on
+# after the sessions until then, for at most SOAK_NMI_WAIT (3600) s).
 #
 # Load, each a loop running its programs until the sessions end:
 #   exec      short runs of the workloads (gt-* threads, syscalls, signals,
@@ -33,6 +35,13 @@
 #   uring     soak-uring, plain and SQPOLL: io-wq workers
 #   signals   SIGUSR1 (a handler that computes) to the soak-* programs,
 #             SIGSTOP + SIGCONT to them and the workloads
+#   nmi       not a program: CONFIG_UNWIND_DEFERRED_NMI_TEST, started
+#             before the load and stopped after it: every CPU sends NMIs
+#             to the others every SOAK_NMI_PERIOD_US, whose handler asks
+#             for the stack of the task it interrupted (whatever it is
+#             doing, perf's own requests pending or not), and the kernel
+#             checks every request and callback (kernel/unwind/
+#             deferred_nmi_test.c)
 # Every program must exit 0 (soak-* check their own system calls).
 #
 # Checked: every session by tests/lib/soak-check.py (in order, as the
@@ -42,7 +51,8 @@
 # deferred requests, perf's own counts; after the load: the kernel's
 # counters in /sys/kernel/debug/unwind_user/stats, queued == ran (no task
 # work lost) and sections back to the value before the soak (none
-# leaked).  The last line is the summary:
+# leaked); with nmi, the NMI test's: no error, every NMI sent handled, at
+# least SOAK_NMI_MIN requests made from NMI.  The last line is the summary:
 #   soak: PASS|FAIL: ... sessions, samples, records, losses, counters
 # Exit 0 if everything held, 1 if not.
 
@@ -58,12 +68,17 @@ period=${SOAK_PERIOD:-250000}
 out=${SOAK_OUT:-$(mktemp -d /tmp/soak.XXXXXX)}
 keep=${SOAK_KEEP:-}
 stats=/sys/kernel/debug/unwind_user/stats
+nmi=/sys/kernel/debug/unwind_nmi_test
+nmi_period=${SOAK_NMI_PERIOD_US:-200}
+nmi_min=${SOAK_NMI_MIN:-0}
+loads_on=${SOAK_LOADS:-exec threads texec fork dlopen jit uring signals nmi}
 audit=$SFRAME_TOOLS/sframe-audit.so
 ncpu=$(nproc)
 t0=$SECONDS
 
 die() { echo "soak: FAIL: $*"; exit 1; }
 kstat() { awk -v k="$1:" '$1 == k { print $2 }' "$stats"; }
+nstat() { awk -v k="$1:" '$1 == k { print $2 }' "$nmi/stats"; }
 
 for f in soak-procs soak-jit soak-uring soak-dlopen libsoak-a.so libsoak-b.so jitlib.so; do
 	[ -f "$SOAK_BIN/$f" ] || die "no $SOAK_BIN/$f (make -C tests/soak OUT=... KHDR=... SFRAME_GEN=...)"
@@ -75,6 +90,9 @@ done
 for k in queued ran sections; do
 	[ -n "$(kstat $k)" ] || die "$stats has no '$k' line: kernel without the soak counters"
 done
+nmi_on=0
+[[ " $loads_on " = *" nmi "* ]] && nmi_on=1
+[ $nmi_on = 0 ] || [ -w "$nmi/control" ] || die "no $nmi/control (CONFIG_UNWIND_DEFERRED_NMI_TEST)"
 mkdir -p "$out/pids" || die "mkdir $out"
 # The checker runs from a copy: the host's files are seen through 9p with
 # caching, and one changed during a long run could be read half new.
@@ -200,8 +218,15 @@ checker() {
 	done
 }
 
+# The NMI test's cookie log: 4M new batches (64 MiB), checked at "stop";
+# past that, batches are still checked per task, only not logged.
+if [ $nmi_on = 1 ]; then
+	echo "start $nmi_period 4194304" > "$nmi/control" || die "start the NMI test"
+	echo "nmi: an NMI every $nmi_period us from every CPU"
+fi
 loads=()
-for l in ${SOAK_LOADS:-exec threads texec fork dlopen jit uring signals}; do
+for l in $loads_on; do
+	[ "$l" = nmi ] && continue
 	load_$l &
 	loads+=($!)
 done
@@ -260,12 +285,53 @@ done
 touch "$out/sessions-done"
 sessions_s=$((SECONDS - t0))
 
+# NMIs are slow under TCG (a few hundred a second): the load goes on
+# without sessions until the NMI test made SOAK_NMI_MIN requests, for at
+# most SOAK_NMI_WAIT (3600) more seconds.
+# Requests from NMI that succeeded (each checked for its one callback).
+nmi_requests() {
+	local k r n=0
+	for k in a b; do
+		for r in new already; do
+			n=$((n + $(nstat ${k}_$r)))
+		done
+	done
+	echo $n
+}
+if [ $nmi_on = 1 ] && [ "$(nmi_requests)" -lt "$nmi_min" ]; then
+	echo "nmi: $(nmi_requests) requests after the sessions, load goes on until $nmi_min"
+	nmi_deadline=$((SECONDS + ${SOAK_NMI_WAIT:-3600}))
+	while [ "$(nmi_requests)" -lt "$nmi_min" ] && [ $SECONDS -lt $nmi_deadline ]; do
+		snooze 10
+	done
+fi
+
 # Stop the load (each loop ends its current program), then the checker.
 touch "$out/stop"
 wait "${loads[@]}"
 for f in "$out"/pids/*; do
 	kill -CONT "$(cat "$f")" 2> /dev/null
 done
+# The NMIs stop with the load: "stop" checks the cookies of the whole run.
+nmi_req=0
+if [ $nmi_on = 1 ]; then
+	echo stop > "$nmi/control" || echo "nmi: stop failed: NMIs sent were lost" >> "$out/failures"
+	cp "$nmi/stats" "$out/nmi-stats"
+	nmi_req=$(nmi_requests)
+	nmi_sent=$(nstat nmis_sent) nmi_handled=$(nstat nmis_handled) nmi_err=$(nstat errors)
+	[ "$nmi_err" = 0 ] || {
+		echo "nmi: $nmi_err errors:"
+		grep -E '^err_' "$out/nmi-stats" | grep -v ' 0$' | sed 's/^/    /'
+	} >> "$out/failures"
+	[ "$nmi_sent" = "$nmi_handled" ] ||
+		echo "nmi: $nmi_sent NMIs sent, $nmi_handled handled" >> "$out/failures"
+	[ "$nmi_req" -ge "$nmi_min" ] ||
+		echo "nmi: $nmi_req requests from NMI, want at least $nmi_min" >> "$out/failures"
+	if dmesg | grep -E 'unwind_nmi_test: [a-z_]+:|NMI received for unknown reason' > "$out/nmi-dmesg"; then
+		{ echo "nmi: kernel log:"; sed 's/^/    /' "$out/nmi-dmesg" | head -20; } >> "$out/failures"
+	fi
+	echo "nmi stats:" $(tr -s ' \n' ' ' < "$out/nmi-stats")
+fi
 wait "$checker_pid"
 
 # No task has a request pending now: queued == ran; the processes that
@@ -319,5 +385,6 @@ echo "soak: $verdict: $((sessions_s / 60)) min $((sessions_s % 60)) s of session
 	"unexplained $(( $(tot unexplained_missing) + $(tot unexplained_orphan) ));" \
 	"split over two tids $(tot split);" \
 	"kernel ips in user callchains $(tot kernel_ip); io_uring worker samples $(tot iou_samples);" \
-	"queued $queued ran $ran; sections $sections0 -> $sections1 (at most $sections_max seen at a session's end)"
+	"queued $queued ran $ran; sections $sections0 -> $sections1 (at most $sections_max seen at a session's end);" \
+	"$([ $nmi_on = 1 ] && echo "NMI requests $nmi_req, errors $nmi_err" || echo "no NMI test")"
 [ $verdict = PASS ]

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define CONTEXT_USER		((uint64_t)-512)
 #define CONTEXT_USER_DEFERRED	((uint64_t)-640)
 #define CALLCHAIN_DEFERRED	22
 #define RB_PAGES		256
@@ -159,11 +160,11 @@ static bool after_syscall(uint64_t ip)
 /* Taken in the leaf's syscall: the leaf's callers follow. */
 static bool check_leaf(const uint64_t *ips, uint64_t nr, unsigned long *in_leaf)
 {
-	if (nr < 6 || ips[1] < leaf_start || ips[1] > leaf_end + 16 ||
-	    !after_syscall(ips[1]))
+	if (nr < 5 || ips[0] < leaf_start || ips[0] > leaf_end + 16 ||
+	    !after_syscall(ips[0]))
 		return false;
 	++*in_leaf;
-	return same(ips + 2, ra, 4);
+	return same(ips + 1, ra, 4);
 }
 
 /*
@@ -175,20 +176,20 @@ static bool check_stub(const uint64_t *ips, uint64_t nr, unsigned long *in_leaf)
 {
 	uintptr_t want[5] = { stub_ra, ra[0], ra[1], ra[2], ra[3] };
 
-	if (nr < 2 || ips[1] != (uintptr_t)stub_ip)
+	if (nr < 1 || ips[0] != (uintptr_t)stub_ip)
 		return false;
-	if (nr < 7) {
+	if (nr < 6) {
 		++*in_leaf;
-		printf("defer-self: %llu frames only\n", (unsigned long long)nr - 1);
+		printf("defer-self: %llu frames only\n", (unsigned long long)nr);
 		return false;
 	}
 	++*in_leaf;
-	return same(ips + 2, want, 5);
+	return same(ips + 1, want, 5);
 }
 
 int main(int argc, char **argv)
 {
-	unsigned long records = 0, in_leaf = 0, good = 0, markers = 0;
+	unsigned long records = 0, in_leaf = 0, good = 0, markers = 0, old_form = 0;
 	size_t page = sysconf(_SC_PAGESIZE), len = (1 + RB_PAGES) * page;
 	struct perf_event_attr attr;
 	struct perf_event_mmap_page *pc;
@@ -255,13 +256,27 @@ int main(int argc, char **argv)
 			uint64_t nr = p[1], *ips = p + 2;
 
 			records++;
-			/* ips[0] is PERF_CONTEXT_USER, ips[1] the interrupted IP. */
+			/*
+			 * User addresses only, ips[0] the interrupted IP (Linux
+			 * 6.19); this series' earlier kernels put
+			 * PERF_CONTEXT_USER first.
+			 */
+			if (nr && ips[0] == CONTEXT_USER) {
+				old_form++;
+				ips++;
+				nr--;
+			}
 			if (stub ? check_stub(ips, nr, &in_leaf) : check_leaf(ips, nr, &in_leaf))
 				good++;
 		}
 		tail += h->size;
 	}
-	printf("defer-self (%zu-bit, %s): %lu marker samples, %lu records, %lu in the leaf, %lu with the whole chain\n",
-	       sizeof(void *) * 8, argc > 2 ? argv[2] : "leaf", markers, records, in_leaf, good);
-	return records >= MIN_RECORDS && in_leaf >= MIN_RECORDS / 2 && good == in_leaf ? 0 : 1;
+	printf("defer-self (%zu-bit, %s): %lu marker samples, %lu records (%lu of the old form), %lu in the leaf, %lu with the whole chain\n",
+	       sizeof(void *) * 8, argc > 2 ? argv[2] : "leaf", markers, records, old_form,
+	       in_leaf, good);
+	/* One kernel writes one form. */
+	if (old_form && old_form != records)
+		printf("defer-self: records of both forms\n");
+	return records >= MIN_RECORDS && in_leaf >= MIN_RECORDS / 2 && good == in_leaf &&
+	       (!old_form || old_form == records) ? 0 : 1;
 }
