@@ -132,6 +132,10 @@ import sys
 
 CTX_KERNEL, CTX_USER = 2**64 - 128, 2**64 - 512
 MISC = {1: "kernel", 2: "user", 4: "guest kernel", 5: "guest user"}
+# A thread that has left its mm, or is in an exec, has no user part.
+EXIT_EXEC = {"do_exit", "do_group_exit", "bprm_execve", "exec_binprm",
+             "search_binary_handler", "load_elf_binary", "begin_new_exec",
+             "elf_load", "setup_new_exec", "exec_mmap"}
 # perf report -D
 D_SAMPLE = re.compile(r"PERF_RECORD_SAMPLE\(IP, (0x[0-9a-f]+)\): (-?\d+)/(-?\d+): "
                       r"(0x[0-9a-f]+) period:")
@@ -330,8 +334,8 @@ for n, defer in (("fp-defer", True), ("fp", False)):
             continue
         u = user(e["frames"])
         if not u:
-            # an exiting task's user memory may be gone
-            if not any(f[1] in ("do_exit", "do_group_exit") for f in e["frames"]):
+            # an exiting task's user memory may be gone; an exec has none
+            if not any(f[1].split(".")[0] in EXIT_EXEC for f in e["frames"]):
                 error(f"{n}: kvm-spin {e['tid']} {e['time']}: no user part: {show(e['frames'])}")
             continue
         top = u[0][1]

@@ -173,7 +173,10 @@ for v, b in (("fp", fp), ("sf", sf)):
             continue
         n += 1
         if not s.user:
-            missing += 1
+            if regslib.leaving(s):
+                exempt += 1
+            else:
+                missing += 1
             continue
         # Never a return address in [uprobes] (the trampoline's).
         if "[uprobes]" in s.dsos[1:]:
@@ -193,8 +196,8 @@ for v, b in (("fp", fp), ("sf", sf)):
         good += ok
         if not ok:
             bad[s.show()] += 1
-    print(f"{os.path.basename(b)}: {n} cpu-clock samples, {exempt} in breakpoint handling "
-          f"or [uprobes], "
+    print(f"{os.path.basename(b)}: {n} cpu-clock samples, {exempt} in breakpoint handling, "
+          f"[uprobes], exec or exit, "
           f"{good} others right ({through_b} through uc_b), {sum(bad.values())} wrong")
     print(f"  chain {' <- '.join(chain)}")
     for stack, k in bad.most_common(10):

@@ -122,6 +122,8 @@ CHAINS = {
     "ct_move": ["ct_move", "ct_loop", "main"],
     "ct_nap": ["ct_nap", "ct_loop", "main"],
 }
+EXEC_FUNCS = {"bprm_execve", "exec_binprm", "search_binary_handler", "load_elf_binary",
+              "begin_new_exec", "elf_load", "setup_new_exec", "exec_mmap"}
 WORKLOAD = ("defer-mig-fp", "mg-read", "mg-pin", "mg-ctl", "mg-late")
 errors = []
 
@@ -253,9 +255,11 @@ for s in ("c0", "all"):
             continue
         user = m.user()
         if not user:
-            if not e.cookie and "do_exit" not in [f[1] for f in m.kernel()]:
+            ksyms = {f[1].split(".")[0] for f in m.kernel()}
+            if not e.cookie and "do_exit" not in ksyms and not ksyms & EXEC_FUNCS:
                 # Only a thread that has left its mm (exit_mm() in
-                # do_exit()) has no user part to give.
+                # do_exit()) or is in an exec (the registers of the old
+                # program, the memory of the new one) has no user part.
                 error(f"{s}: {e.comm} {e.key}: no user part, no deferred marker, "
                       f"not exiting: {show(m.kernel())}")
             continue

@@ -61,6 +61,9 @@ RECORD = re.compile(r"PERF_RECORD_CALLCHAIN_DEFERRED cookie (0x[0-9a-f]+) nr (\d
 STATS = re.compile(r"DEFERRED CALLCHAINS: (\d+) samples: (\d+) merged, (\d+) without user part; "
                    r"(\d+) records without samples, (\d+) malformed")
 KERNEL_DSO = "[kernel.kallsyms]"
+# A thread that has left its mm, or is in an exec, has no user part.
+EXIT_EXEC = {"do_exit", "bprm_execve", "exec_binprm", "search_binary_handler",
+             "load_elf_binary", "begin_new_exec", "elf_load", "setup_new_exec", "exec_mmap"}
 RECORD_MAX = 510
 errors = []
 
@@ -160,8 +163,8 @@ for e in samples:
     if not user:
         if kmode and C < 2:
             pass        # no room for the user context: checked below
-        elif "do_exit" in [f[0] for f in mm.kernel()]:
-            continue    # a thread that has left its mm
+        elif {f[0].split(".")[0] for f in mm.kernel()} & EXIT_EXEC:
+            continue    # a thread that has left its mm, or is in an exec
         else:
             error(f"{e.comm} {e.time}: no user part: {show(mm.kernel())}")
             continue

@@ -28,9 +28,11 @@
 # sched:sched_process_exec, mmap_lock:mmap_lock_start_locking of dx-old
 # and dx-suid):
 #  1) sched_prepare_exec, task_rename, sched_process_exec: one sample per
-#     exec each, no deferred marker, no user part;
-#  2) no sample in the exec (bprm_execve() and what it calls: the loading
-#     of the new program) has a user part; none has fake_new_ra;
+#     exec each (of perf's child into setpriv and of setpriv into dx-old
+#     too), no deferred marker, no user part;
+#  2) no sample in the exec (bprm_execve() and what it calls, from where
+#     it sets in_execve: the loading of the new program) has a user part;
+#     none has fake_new_ra;
 #  5) every deferred sample of the argument copy has the old program's
 #     stack exactly (exec_fakefp alone for the fake ones: the kernel's
 #     unwinder does not follow a frame below the stack pointer), at least
@@ -45,8 +47,8 @@
 # perf record then ends and kills the workload), after the kernel has
 # written the old program's records: every deferred sample merged (at
 # least 100 of the argument copy), one sched_prepare_exec and one
-# task_rename of that exec, nothing of dx-suid.  The kernel log gets no
-# warning.
+# task_rename of that exec (and those of the execs before), nothing of
+# dx-suid.  The kernel log gets no warning.
 . "$(dirname "$0")/lib.sh"
 
 prog=$WORKLOADS/defer-exec-fp
@@ -200,6 +202,8 @@ SITES = {"ex_exec": OLD, "exec_fakefp": FAKE_OLD, "nw_exec": NEW}
 # The exec proper, from bprm_execve() on (copy_strings() comes before it)
 EXEC_FUNCS = {"bprm_execve", "exec_binprm", "search_binary_handler", "load_elf_binary",
               "begin_new_exec", "elf_load", "setup_new_exec", "exec_mmap"}
+# bprm_execve() before it sets in_execve: the old program, whole
+PRE_EXEC = {"prepare_bprm_creds", "prepare_exec_creds", "check_unsafe_exec"}
 DEFERRED = {"ex_exec": OLD, "exec_fakefp": ["exec_fakefp"], "nw_exec": NEW}
 kinds = collections.Counter()
 for e in samples:
@@ -218,13 +222,13 @@ for e in samples:
     if set(names) & OLD_FUNCS and set(names) & NEW_FUNCS:
         error(f"{what}: frames of both programs")
     # in the exec: the mm replaced, the registers still the old program's
-    in_exec = bool(ksyms & EXEC_FUNCS)
+    in_exec = bool(ksyms & EXEC_FUNCS) and not ksyms & PRE_EXEC
     if ev in ("sched:sched_prepare_exec", "task:task_rename", "sched:sched_process_exec"):
         kinds[(ev.split(":")[1],)] += 1
     if in_exec:
         kinds[("in exec",)] += 1
         if names:
-            error(f"{what}: a user part during the exec")
+            error(f"{what}: a user part during the exec, in {' <- '.join(m.kernel())}")
         continue
     if not names:
         if e.cookie or "do_exit" not in ksyms:
@@ -262,9 +266,9 @@ if mode == "all":
         n = total("deferred", site, "copy_strings")
         if n < 100:
             error(f"{n} deferred samples in copy_strings() from {site}, want at least 100")
-    expect("sched_prepare_exec", total("sched_prepare_exec"), 7)
-    expect("task_rename", total("task_rename"), 7)
-    # and perf's child execs setpriv, which execs dx-old
+    # and, before them, perf's child execs setpriv, which execs dx-old
+    expect("sched_prepare_exec", total("sched_prepare_exec"), 9)
+    expect("task_rename", total("task_rename"), 9)
     expect("sched_process_exec", total("sched_process_exec"), 9)
     # samples in the exec, without user part: the one of each tracepoint
     # at least, and the loading of the new programs
@@ -272,11 +276,13 @@ if mode == "all":
     if n < 23:
         error(f"{n} samples in the exec, want at least 23")
 else:
-    # task events: gone at the setuid exec, after the old program's records
-    expect("sched_prepare_exec", total("sched_prepare_exec"), 1)
-    expect("task_rename", total("task_rename"), 1)
-    # perf's child execs setpriv (the events are enabled at that exec),
-    # which execs dx-old
+    # task events: gone at the setuid exec, after the old program's
+    # records.  perf's child execs setpriv, which execs dx-old, which
+    # execs dx-suid; the events are enabled in the first exec, after its
+    # sched_prepare_exec and before its task_rename, and go in the third
+    # before its sched_process_exec.
+    expect("sched_prepare_exec", total("sched_prepare_exec"), 2)
+    expect("task_rename", total("task_rename"), 3)
     expect("sched_process_exec", total("sched_process_exec"), 2)
     expect("samples of dx-suid", sum(v for k, v in kinds.items() if "nw_exec" in k), 0)
     n = total("deferred", "ex_exec", "copy_strings")

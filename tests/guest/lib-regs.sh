@@ -25,7 +25,7 @@
 #                        user frames); how many records perf reported lost
 #                        and how many samples got no deferred user part
 #  check(SAMPLES, LOST, UNMATCHED, RULES), missing_ok(), starts(),
-#  in_syscall()          see below
+#  in_syscall(), leaving()   see below
 
 command -v objdump > /dev/null || fail "no objdump"
 
@@ -143,6 +143,17 @@ def in_syscall(s):
     return any(k.startswith("entry_SYSCALL_64") for k in s.kernel)
 
 
+# A task in an exec (the registers of the old program, the memory of the
+# new one) or leaving its mm has no user part to give, deferred or not.
+EXIT_EXEC = {"do_exit", "bprm_execve", "exec_binprm", "search_binary_handler",
+             "load_elf_binary", "begin_new_exec", "elf_load", "setup_new_exec", "exec_mmap"}
+
+
+def leaving(s):
+    """Taken in an exec or an exit: no user part is right."""
+    return bool({k.split(".")[0] for k in s.kernel} & EXIT_EXEC)
+
+
 def starts(s, chain):
     return s.user[:len(chain)] == chain
 
@@ -181,7 +192,7 @@ def check(smp, lost, unmatched, rules):
         st = stat[s.event]
         if not s.user:
             st[1] += 1
-            missing += 1
+            missing += not leaving(s)
         elif any(starts(s, c) for c in
                  (r["chains"] if in_syscall(s) or "other_chains" not in r
                   else r["other_chains"])):

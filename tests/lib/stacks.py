@@ -21,7 +21,9 @@ a comma-separated list of them, innermost first.
 At least --min samples must be selected (in suffix mode with --top, at
 least --min with --top on top).  In full and suffix modes every sample of
 --comm must have a user stack: one without is a failure unless the task
-was exiting (do_exit on its kernel stack: its user memory may be gone) or
+was exiting (do_exit on its kernel stack: its user memory may be gone), in
+an exec (bprm_execve and below: the registers are the old program's, the
+memory the new one's, and the kernel gives no user part) or
 --lost says perf lost records (PERF_RECORD_LOST, LOST_SAMPLES) in that
 recording, which may have been the missing ones.  The distinct stacks seen are printed, most
 frequent first, and the wrong ones on failure.
@@ -32,6 +34,11 @@ import collections
 import os
 import re
 import sys
+
+# The exec proper (copy_strings() comes before it): the kernel gives no user
+# part there, deferred or not.
+EXEC_FUNCS = {"bprm_execve", "exec_binprm", "search_binary_handler", "load_elf_binary",
+              "begin_new_exec", "elf_load", "setup_new_exec", "exec_mmap"}
 
 
 def parse_symoff(lines):
@@ -111,8 +118,9 @@ def main():
         total += 1
         user = user_frames(frames)
         if not user:
-            if any(sym == "do_exit" for sym, dso in frames
-                   if dso == "[kernel.kallsyms]"):
+            ksyms = {sym.split(".")[0] for sym, dso in frames
+                     if dso == "[kernel.kallsyms]"}
+            if "do_exit" in ksyms or ksyms & EXEC_FUNCS:
                 exiting += 1
             else:
                 nouser += 1
@@ -145,7 +153,7 @@ def main():
     else:
         print(f"{args.comm}: {total} samples, {selected} with {args.top} on top, "
               f"{good} with the expected chain {' <- '.join(chains[0])}")
-    print(f"  {nouser + exiting} without a user stack ({exiting} exiting); "
+    print(f"  {nouser + exiting} without a user stack ({exiting} exiting or in exec); "
           f"{args.lost} records lost")
     for stack, n in seen.most_common(5):
         print(f"  {n:6d}  {stack}")
