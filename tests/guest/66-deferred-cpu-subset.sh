@@ -286,8 +286,10 @@ for s in ("c0", "all"):
     wlost = [e for e in lost if ours(e)]
     # mg-late's last switch on CPU 0, where it is pinned (the clocks of
     # the CPUs may disagree a little: an earlier switch on CPU 1 can have
-    # a later time)
-    late = [e for e in D if e.comm == "mg-late" and e.event.startswith("sched:") and e.cpu == 0]
+    # a later time).  Every sched_switch sample is mg-late's (the
+    # kernel's filter on prev_comm), but perf may still name it by its
+    # parent's comm if the rename's COMM record sorts after it.
+    late = [e for e in D if e.event.startswith("sched:") and e.cpu == 0]
     last = late[-1] if late else None
     print(f"{s}: {len(lost)} samples without record ({len(wlost)} of the workload: "
           + ", ".join(f"{e.comm} {e.event} {e.cpu} {e.time}" for e in wlost) + ")")

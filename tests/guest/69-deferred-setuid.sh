@@ -221,8 +221,11 @@ for e in samples:
         error(f"{what}: the old registers walked in the new program's memory")
     if set(names) & OLD_FUNCS and set(names) & NEW_FUNCS:
         error(f"{what}: frames of both programs")
+    # in bprm_execve()'s own code: before or after it sets in_execve
+    kleaf = m.kernel()[0].split(".")[0] if m.kernel() else ""
+    ambiguous = kleaf == "bprm_execve"
     # in the exec: the mm replaced, the registers still the old program's
-    in_exec = bool(ksyms & EXEC_FUNCS) and not ksyms & PRE_EXEC
+    in_exec = bool(ksyms & EXEC_FUNCS) and not ksyms & PRE_EXEC and not ambiguous
     if ev in ("sched:sched_prepare_exec", "task:task_rename", "sched:sched_process_exec"):
         kinds[(ev.split(":")[1],)] += 1
     if in_exec:
@@ -231,7 +234,7 @@ for e in samples:
             error(f"{what}: a user part during the exec, in {' <- '.join(m.kernel())}")
         continue
     if not names:
-        if e.cookie or "do_exit" not in ksyms:
+        if e.cookie or ("do_exit" not in ksyms and not ambiguous):
             error(f"{what}: no user part")
         continue
     top = names[0]
