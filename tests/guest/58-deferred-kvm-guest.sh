@@ -130,12 +130,12 @@ import re
 import subprocess
 import sys
 
+from stacks import EXEC_FUNCS
+
 CTX_KERNEL, CTX_USER = 2**64 - 128, 2**64 - 512
 MISC = {1: "kernel", 2: "user", 4: "guest kernel", 5: "guest user"}
 # A thread that has left its mm, or is in an exec, has no user part.
-EXIT_EXEC = {"do_exit", "do_group_exit", "bprm_execve", "exec_binprm",
-             "search_binary_handler", "load_elf_binary", "begin_new_exec",
-             "elf_load", "setup_new_exec", "exec_mmap"}
+EXIT_EXEC = {"do_exit", "do_group_exit"} | EXEC_FUNCS
 # perf report -D
 D_SAMPLE = re.compile(r"PERF_RECORD_SAMPLE\(IP, (0x[0-9a-f]+)\): (-?\d+)/(-?\d+): "
                       r"(0x[0-9a-f]+) period:")
@@ -397,7 +397,7 @@ for n, defer in (("fp-defer", True), ("fp", False)):
 
 sys.exit(1 if errors else 0)
 EOF
-python3 "$TMP/check.py" "$TMP" "$prog" "${GUEST_MIN:-10}" "${HOST_MIN:-10}" || fail "see above"
+PYTHONPATH=$LIB python3 "$TMP/check.py" "$TMP" "$prog" "${GUEST_MIN:-10}" "${HOST_MIN:-10}" || fail "see above"
 
 # 5) no kernel warning while KVM ran under perf
 n=$(wc -l < "$TMP/dmesg.before")

@@ -107,6 +107,8 @@ import re
 import subprocess
 import sys
 
+from stacks import EXEC_FUNCS
+
 HDR = re.compile(r"^\s*(\S.*?)\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s*(.*)$")
 UREGS = re.compile(r"^\s*ABI:\d+\s+ip:0x([0-9a-f]+)", re.I)
 MARKER = re.compile(r"^\s*\(user callchain deferred, cookie (0x[0-9a-f]+)\)")
@@ -122,8 +124,6 @@ CHAINS = {
     "ct_move": ["ct_move", "ct_loop", "main"],
     "ct_nap": ["ct_nap", "ct_loop", "main"],
 }
-EXEC_FUNCS = {"bprm_execve", "exec_binprm", "search_binary_handler", "load_elf_binary",
-              "begin_new_exec", "elf_load", "setup_new_exec", "exec_mmap"}
 WORKLOAD = ("defer-mig-fp", "mg-read", "mg-pin", "mg-ctl", "mg-late")
 errors = []
 
@@ -354,4 +354,4 @@ if errors:
     sys.exit(f"{len(errors)} errors")
 print("OK")
 EOF
-python3 "$TMP/check.py" "$TMP" "$prog" || fail "deferred callchains of -C 0 and -a sessions"
+PYTHONPATH=$LIB python3 "$TMP/check.py" "$TMP" "$prog" || fail "deferred callchains of -C 0 and -a sessions"

@@ -55,6 +55,8 @@ import os
 import re
 import sys
 
+from stacks import EXEC_FUNCS
+
 HDR = re.compile(r"^\s*(\S.*?)\s+(-?\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s*(.*)$")
 MARKER = re.compile(r"^\s*\(user callchain deferred, cookie (0x[0-9a-f]+)\)")
 RECORD = re.compile(r"PERF_RECORD_CALLCHAIN_DEFERRED cookie (0x[0-9a-f]+) nr (\d+)")
@@ -62,8 +64,7 @@ STATS = re.compile(r"DEFERRED CALLCHAINS: (\d+) samples: (\d+) merged, (\d+) wit
                    r"(\d+) records without samples, (\d+) malformed")
 KERNEL_DSO = "[kernel.kallsyms]"
 # A thread that has left its mm, or is in an exec, has no user part.
-EXIT_EXEC = {"do_exit", "bprm_execve", "exec_binprm", "search_binary_handler",
-             "load_elf_binary", "begin_new_exec", "elf_load", "setup_new_exec", "exec_mmap"}
+EXIT_EXEC = {"do_exit"} | EXEC_FUNCS
 RECORD_MAX = 510
 errors = []
 
@@ -253,7 +254,7 @@ run() {
 		{ cat "$TMP/$name.raw.err"; fail "$name: perf script --no-merge-callchains"; }
 	"$PERF" report -i "$TMP/$name.data" --stats > "$TMP/$name.stats" 2>&1 ||
 		{ cat "$TMP/$name.stats"; fail "$name: perf report --stats"; }
-	python3 "$TMP/check.py" "$TMP" "$name" "$m" "$ctx" || failed="$failed $name"
+	PYTHONPATH=$LIB python3 "$TMP/check.py" "$TMP" "$name" "$m" "$ctx" || failed="$failed $name"
 }
 
 failed=

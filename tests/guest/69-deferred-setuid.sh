@@ -106,6 +106,8 @@ import os
 import re
 import sys
 
+from stacks import EXEC_FUNCS
+
 HDR = re.compile(r"^\s*(\S.*?)\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s*(.*)$")
 MARKER = re.compile(r"^\s*\(user callchain deferred, cookie (0x[0-9a-f]+)\)")
 RECORD = re.compile(r"PERF_RECORD_CALLCHAIN_DEFERRED cookie (0x[0-9a-f]+) nr (\d+)")
@@ -199,9 +201,6 @@ wpid = wpids.pop()
 # The stack of the old program's memory at each execve() site; the
 # kernel's deferred unwinder stops at fake_frame (below the stack pointer).
 SITES = {"ex_exec": OLD, "exec_fakefp": FAKE_OLD, "nw_exec": NEW}
-# The exec proper, from bprm_execve() on (copy_strings() comes before it)
-EXEC_FUNCS = {"bprm_execve", "exec_binprm", "search_binary_handler", "load_elf_binary",
-              "begin_new_exec", "elf_load", "setup_new_exec", "exec_mmap"}
 # bprm_execve() before it sets in_execve: the old program, whole
 PRE_EXEC = {"prepare_bprm_creds", "prepare_exec_creds", "check_unsafe_exec"}
 DEFERRED = {"ex_exec": OLD, "exec_fakefp": ["exec_fakefp"], "nw_exec": NEW}
@@ -323,9 +322,9 @@ EOF
 
 failed=
 record all -a -- "${nobody[@]}" "$dir/dx-old" old 4 "$dir/dx-old" "$dir/dx-suid" 768 0
-python3 "$TMP/check.py" "$TMP" all all || failed="$failed perf-record-a"
+PYTHONPATH=$LIB python3 "$TMP/check.py" "$TMP" all all || failed="$failed perf-record-a"
 record task -- "${nobody[@]}" "$dir/dx-old" old 2 "$dir/dx-old" "$dir/dx-suid" 768 0
-python3 "$TMP/check.py" "$TMP" task task || failed="$failed perf-record-task"
+PYTHONPATH=$LIB python3 "$TMP/check.py" "$TMP" task task || failed="$failed perf-record-task"
 
 dmesg > "$TMP/dmesg.after"
 diff "$TMP/dmesg.before" "$TMP/dmesg.after" | sed -n 's/^> //p' > "$TMP/dmesg.new"

@@ -35,6 +35,8 @@ import re
 import subprocess
 import sys
 
+from stacks import EXEC_FUNCS
+
 HDR = re.compile(r"^(\S.*?)\s+(\d+)\s+(\d+\.\d+):\s+(\S+?):\s")
 FRAME = re.compile(r"^\s+([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$")
 KERNEL = 0xffff800000000000
@@ -145,8 +147,7 @@ def in_syscall(s):
 
 # A task in an exec (the registers of the old program, the memory of the
 # new one) or leaving its mm has no user part to give, deferred or not.
-EXIT_EXEC = {"do_exit", "bprm_execve", "exec_binprm", "search_binary_handler",
-             "load_elf_binary", "begin_new_exec", "elf_load", "setup_new_exec", "exec_mmap"}
+EXIT_EXEC = {"do_exit"} | EXEC_FUNCS
 
 
 def leaving(s):
@@ -225,7 +226,7 @@ def check(smp, lost, unmatched, rules):
 EOF
 
 regs_py() {
-	PYTHONPATH=$TMP python3 "$@"
+	PYTHONPATH=$TMP:$LIB python3 "$@"
 }
 
 script() {

@@ -36,7 +36,7 @@ import re
 import sys
 
 # The exec proper (copy_strings() comes before it): the kernel gives no user
-# part there, deferred or not.
+# part there, deferred or not.  Also imported by the guest tests' checkers.
 EXEC_FUNCS = {"bprm_execve", "exec_binprm", "search_binary_handler", "load_elf_binary",
               "begin_new_exec", "elf_load", "setup_new_exec", "exec_mmap"}
 
