@@ -111,6 +111,7 @@ def main():
 
     f = sys.stdin if args.file == "-" else open(args.file)
     seen, bad = collections.Counter(), collections.Counter()
+    unexplained = []
     total = selected = good = on_top = exiting = nouser = 0
     for comm, frames in parse(f):
         if comm != args.comm:
@@ -124,6 +125,7 @@ def main():
                 exiting += 1
             else:
                 nouser += 1
+                unexplained.append(frames)
             continue
         if args.mode == "suffix":
             # Every place where the top frame is named in a chain: the
@@ -164,6 +166,8 @@ def main():
         return 1
     if args.mode in ("full", "suffix") and nouser and not args.lost:
         print(f"FAIL: {nouser} samples without a user stack, and no loss counted")
+        for frames in unexplained[:3]:
+            print("  kernel stack: " + " <- ".join(sym for sym, _ in frames[:16]))
         return 1
     if args.mode in ("full", "suffix") and good != selected:
         print(f"FAIL: {selected - good} of {selected} stacks do not have the expected chain:")
