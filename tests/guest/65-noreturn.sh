@@ -15,6 +15,8 @@ prog=$WORKLOADS/noreturn-fp
 addr() {
 	nm "$prog" | awk -v s="$1" '$3 == s { printf "%x\n", strtonum("0x" $1) }'
 }
+src=$LIB/../workloads/noreturn.c
+[ -f "$src" ] || fail "no $src"
 after_middle=$(addr nr_after_middle)
 after_outer=$(addr nr_after_outer)
 [ -n "$after_middle" ] && [ -n "$after_outer" ] || fail "no nr_after_* in $prog"
@@ -41,6 +43,16 @@ for cg in fp fp,defer dwarf; do
 		failed="$failed $cg"
 	fi
 	[ "$cg" = dwarf ] && continue	# perf's DWARF unwinding prints address - 1
+	# The source line of a caller is that of its call.
+	"$PERF" script -i "$TMP/$cg.data" -F ip,sym,srcline > "$TMP/$cg.src" 2> /dev/null ||
+		fail "$cg: perf script -F ip,sym,srcline"
+	for f in nr_middle:nr_spin nr_outer:nr_middle; do
+		want=$(grep -n "^	${f#*:}();" "$src" | cut -d: -f1)
+		got=$(awk -v f="${f%:*}" '$2 == f { getline; print $1; exit }' "$TMP/$cg.src")
+		[ "$got" = "noreturn.c:$want" ] ||
+			{ echo "FAIL: $cg: ${f%:*} at '$got', want noreturn.c:$want";
+			  failed="$failed $cg"; }
+	done
 	for a in "$after_middle nr_middle" "$after_outer nr_outer"; do
 		sed 's/ (.*//' "$TMP/$cg.txt" | grep -Eq "^\s+$a\$" ||
 			{ echo "FAIL: $cg: no '$a' entry (the return address as recorded)"; failed="$failed $cg"; }
