@@ -4,8 +4,8 @@
  * that doesn't return: their return address is the first byte of the
  * function after them in the text (no padding: -falign-functions=1).
  *
- *   main -> nr_outer -> nr_middle -> nr_spin, which makes getppid() calls
- *   for MS milliseconds (default 1000), then _exit(0)
+ *   main -> nr_outer -> nr_middle -> nr_spin, which makes getppid() system
+ *   calls for MS milliseconds (default 1000), then _exit(0)
  *
  * nr_after_middle follows nr_middle, nr_after_outer follows nr_outer.  A
  * return address symbolized as it is names those instead of the callers.
@@ -27,11 +27,16 @@ static long now_ns(void)
 	return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
+/* getppid() right here: the samples in the system call have nr_spin on top */
 __attribute__((noreturn, noinline)) void nr_spin(void)
 {
-	for (;;) {
-		syscall(SYS_getppid);
-		if (now_ns() > deadline)
+	unsigned long n;
+	long ret;
+
+	for (n = 0;; n++) {
+		asm volatile("syscall" : "=a" (ret) : "0" ((long)SYS_getppid)
+			     : "rcx", "r11", "memory");
+		if (n % 256 == 0 && now_ns() > deadline)
 			_exit(0);
 	}
 }
