@@ -39,6 +39,15 @@ summary() {
 	skip=$(grep -c '^ok - .* # SKIP' "$results" | head -1)
 	fail=$(grep -c '^not ok - ' "$results" | head -1)
 	pass=$((pass - skip))
+	# What failed, again at the end, where a cut log still shows it: each
+	# failed test with its first FAIL lines.
+	if [ "$fail" != 0 ]; then
+		echo
+		echo "failed:"
+		awk '/^not ok - / { t = $0; n = 0; print "  " t; next }
+		     /^(ok|not ok) - / { t = "" }
+		     t != "" && /FAIL/ && n < 6 { n++; print "  " $0 }' "$results" | cut -c1-300
+	fi
 	echo
 	echo "time: $((SECONDS - t0))s; results in $out"
 	echo "$pass passed, $fail failed, $skip skipped"

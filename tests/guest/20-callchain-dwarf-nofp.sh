@@ -3,4 +3,4 @@
 # perf with libdw): the whole chain, the ground truth for later tests.
 . "$(dirname "$0")/lib.sh"
 record_chain "$WORKLOADS/chain-nofp" dwarf
-python3 "$LIB/stacks.py" --lost "${LOST:-0}" --comm chain-nofp --top chain_leaf --expect "$CHAIN" --mode full "$TMP/script.txt"
+python3 "$LIB/stacks.py" --dump "$TMP/dump.txt" --lost "${LOST:-0}" --comm chain-nofp --top chain_leaf --expect "$CHAIN" --mode full "$TMP/script.txt"

@@ -236,8 +236,10 @@ run() {
 	echo "$stack" > $sys/perf_event_max_stack && echo "$ctx" > $sys/perf_event_max_contexts_per_stack ||
 		fail "$name: cannot set the sysctls (perf events open?)"
 	dmesg > "$TMP/dmesg.before"
+	# 8 MiB buffers: records of up to 4 KiB, which a perf slowed down in
+	# a busy guest must not lose (LOST fails the check).
 	timeout -k 10 120 "$PERF" record -q -e cpu-clock -F "$freq" --call-graph "fp,defer${4:+,$4}" --sample-cpu -B \
-		-o "$TMP/$name.data" -- "$prog" "$ms" 600 300 ${5:-} > "$TMP/$name.log" 2>&1
+		-m 2048 -o "$TMP/$name.data" -- "$prog" "$ms" 600 300 ${5:-} > "$TMP/$name.log" 2>&1
 	rc=$?
 	if [ $rc != 0 ]; then
 		cat "$TMP/$name.log"

@@ -15,15 +15,22 @@ lost_records() {
 
 # record_chain BINARY CALLGRAPH: sample BINARY (the chain workload) with
 # cpu-clock and the given --call-graph, leave perf script output in
-# $TMP/script.txt and the number of records lost in $LOST (for
-# stacks.py --lost).
+# $TMP/script.txt, for dwarf the samples' stack dump sizes in $TMP/dump.txt,
+# and the number of records lost in $LOST (for stacks.py --dump, --lost).
 record_chain() {
 	local bin=$1 cg=$2
 	"$PERF" record -q -e cpu-clock -F 1000 --call-graph "$cg" -o "$TMP/perf.data" \
 		-- "$bin" "${CHAIN_MS:-1500}" > "$TMP/record.log" 2>&1 ||
 		{ cat "$TMP/record.log"; fail "perf record --call-graph $cg $bin"; }
-	"$PERF" script -i "$TMP/perf.data" -F comm,tid,ip,sym,dso > "$TMP/script.txt" 2> "$TMP/script.log" ||
-		{ cat "$TMP/script.log"; fail "perf script"; }
+	"$PERF" script -i "$TMP/perf.data" -F comm,tid,time,ip,sym,dso --ns > "$TMP/script.txt" \
+		2> "$TMP/script.log" || { cat "$TMP/script.log"; fail "perf script"; }
+	# The samples and their stack dump sizes (-D also prints each record
+	# in hex: 8 KiB stack dumps, kept out of the file).
+	if [[ $cg == dwarf* ]]; then
+		"$PERF" report -D -i "$TMP/perf.data" 2> "$TMP/dump.log" |
+			grep -E 'PERF_RECORD_SAMPLE|\.\.\. ustack:' > "$TMP/dump.txt"
+		[ "${PIPESTATUS[0]}" = 0 ] || { cat "$TMP/dump.log"; fail "perf report -D"; }
+	fi
 	LOST=$(lost_records "$TMP/perf.data")
 }
 

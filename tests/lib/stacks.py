@@ -23,9 +23,13 @@ least --min with --top on top).  In full and suffix modes every sample of
 --comm must have a user stack: one without is a failure unless the task
 was exiting (do_exit on its kernel stack: its user memory may be gone), in
 an exec (bprm_execve and below: the registers are the old program's, the
-memory the new one's, and the kernel gives no user part) or
---lost says perf lost records (PERF_RECORD_LOST, LOST_SAMPLES) in that
-recording, which may have been the missing ones.  The distinct stacks seen are printed, most
+memory the new one's, and the kernel gives no user part), its stack
+dump (--call-graph dwarf) is empty in the perf report -D output given with
+--dump (the kernel copies it in the interrupt, where a stack page that is
+not in memory can't be read: a sample in the page fault that brings it in),
+or --lost says perf lost records (PERF_RECORD_LOST, LOST_SAMPLES) in that
+recording, which may have been the missing ones.  With --dump, the perf
+script output must have -F time and --ns too.  The distinct stacks seen are printed, most
 frequent first, and the wrong ones on failure.
 Exit 0 on success, 1 on failure, 2 on bad usage.
 """
@@ -41,20 +45,20 @@ EXEC_FUNCS = {"bprm_execve", "exec_binprm", "search_binary_handler", "load_elf_b
               "begin_new_exec", "elf_load", "setup_new_exec", "exec_mmap"}
 
 
-def parse_symoff(lines):
-    """Yield (comm, frames) per sample; frames = [(sym, offset or None, dso), ...]."""
-    comm, frames = None, []
+def parse_samples(lines):
+    """Yield (header, frames) per sample; frames = [(sym, offset or None, dso), ...]."""
+    head, frames = None, []
     for line in lines:
         line = line.rstrip("\n")
         if not line.strip():
-            if comm is not None:
-                yield comm, frames
-            comm, frames = None, []
+            if head is not None:
+                yield head, frames
+            head, frames = None, []
             continue
         if not line[0].isspace():
-            if comm is not None:
-                yield comm, frames
-            comm, frames = line.split()[0], []
+            if head is not None:
+                yield head, frames
+            head, frames = line, []
             continue
         parts = line.split(None, 1)
         rest = parts[1] if len(parts) > 1 else "[unknown] ([unknown])"
@@ -62,8 +66,46 @@ def parse_symoff(lines):
         m = re.match(r"(.*)\+0x([0-9a-f]+)$", sym)
         sym, off = (m.group(1), int(m.group(2), 16)) if m else (sym, None)
         frames.append((sym or "[unknown]", off, dso.rstrip(")")))
-    if comm is not None:
-        yield comm, frames
+    if head is not None:
+        yield head, frames
+
+
+def parse_symoff(lines):
+    """Yield (comm, frames) per sample; frames = [(sym, offset or None, dso), ...]."""
+    for head, frames in parse_samples(lines):
+        yield head.split()[0], frames
+
+
+# perf report -D: a sample's pid/tid and time, then its stack dump's size.
+DUMP_SAMPLE = re.compile(r"^(?:\d+ )?(\d+) 0x[0-9a-f]+ \[0x[0-9a-f]+\]: "
+                         r"PERF_RECORD_SAMPLE\(IP, 0x[0-9a-f]+\): -?\d+/(-?\d+):")
+DUMP_USTACK = re.compile(r"^\.\.\. ustack: size (\d+),")
+# perf script -F comm,tid,time,... --ns
+SCRIPT_HEAD = re.compile(r"^\S.*?\s+(-?\d+)\s+(\d+)\.(\d{9}):")
+
+
+def dump_sizes(path):
+    """{(tid, time in ns): size} of the stack dumps (PERF_SAMPLE_STACK_USER)
+    of the samples in a perf report -D output."""
+    sizes, key = {}, None
+    with open(path) as f:
+        for line in f:
+            m = DUMP_SAMPLE.match(line)
+            if m:
+                key = (int(m.group(2)), int(m.group(1)))
+                continue
+            m = DUMP_USTACK.match(line)
+            if m and key is not None:
+                sizes[key] = int(m.group(1))
+                key = None
+    return sizes
+
+
+def sample_key(head):
+    m = SCRIPT_HEAD.match(head)
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)) * 10**9 + int(m.group(3))
 
 
 def parse(lines):
@@ -103,8 +145,12 @@ def main():
     ap.add_argument("--min", type=int, default=20)
     ap.add_argument("--lost", type=int, default=0,
                     help="records perf reported lost in the recording")
+    ap.add_argument("--dump",
+                    help="perf report -D output of the recording (with perf script "
+                    "-F comm,tid,time,... --ns)")
     ap.add_argument("file", nargs="?", default="-")
     args = ap.parse_args()
+    sizes = dump_sizes(args.dump) if args.dump else {}
     chains = [e.split(",") for e in args.expect]
     if args.mode != "suffix" and (args.top is None or len(chains) != 1):
         ap.error(f"--mode {args.mode} needs --top and one --expect")
@@ -112,20 +158,25 @@ def main():
     f = sys.stdin if args.file == "-" else open(args.file)
     seen, bad = collections.Counter(), collections.Counter()
     unexplained = []
-    total = selected = good = on_top = exiting = nouser = 0
-    for comm, frames in parse(f):
-        if comm != args.comm:
+    total = selected = good = on_top = exiting = nouser = nodump = undumped = 0
+    for head, frames in parse_samples(f):
+        if head.split()[0] != args.comm:
             continue
+        frames = [(sym, dso) for sym, _, dso in frames]
         total += 1
+        size = sizes.get(sample_key(head))
+        undumped += args.dump is not None and size is None
         user = user_frames(frames)
         if not user:
             ksyms = {sym.split(".")[0] for sym, dso in frames
                      if dso == "[kernel.kallsyms]"}
             if "do_exit" in ksyms or ksyms & EXEC_FUNCS:
                 exiting += 1
+            elif size == 0:
+                nodump += 1
             else:
                 nouser += 1
-                unexplained.append(frames)
+                unexplained.append((frames, size))
             continue
         if args.mode == "suffix":
             # Every place where the top frame is named in a chain: the
@@ -155,10 +206,14 @@ def main():
     else:
         print(f"{args.comm}: {total} samples, {selected} with {args.top} on top, "
               f"{good} with the expected chain {' <- '.join(chains[0])}")
-    print(f"  {nouser + exiting} without a user stack ({exiting} exiting or in exec); "
-          f"{args.lost} records lost")
+    print(f"  {nouser + exiting + nodump} without a user stack ({exiting} exiting or in exec"
+          + (f", {nodump} with an empty stack dump" if args.dump else "")
+          + f"); {args.lost} records lost")
     for stack, n in seen.most_common(5):
         print(f"  {n:6d}  {stack}")
+    if undumped:
+        print(f"FAIL: {undumped} samples not found in {args.dump}")
+        return 1
     need, have = (args.min, on_top) if args.top else (args.min, selected)
     if have < need:
         what = f"with {args.top} on top" if args.top else "selected"
@@ -166,8 +221,9 @@ def main():
         return 1
     if args.mode in ("full", "suffix") and nouser and not args.lost:
         print(f"FAIL: {nouser} samples without a user stack, and no loss counted")
-        for frames in unexplained[:3]:
-            print("  kernel stack: " + " <- ".join(sym for sym, _ in frames[:16]))
+        for frames, size in unexplained[:3]:
+            print("  kernel stack: " + " <- ".join(sym for sym, _ in frames[:16])
+                  + (f"; stack dump {size} bytes" if size is not None else ""))
         return 1
     if args.mode in ("full", "suffix") and good != selected:
         print(f"FAIL: {selected - good} of {selected} stacks do not have the expected chain:")
