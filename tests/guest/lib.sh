@@ -22,7 +22,7 @@ record_chain() {
 	"$PERF" record -q -e cpu-clock -F 1000 --call-graph "$cg" -o "$TMP/perf.data" \
 		-- "$bin" "${CHAIN_MS:-1500}" > "$TMP/record.log" 2>&1 ||
 		{ cat "$TMP/record.log"; fail "perf record --call-graph $cg $bin"; }
-	"$PERF" script -i "$TMP/perf.data" -F comm,tid,time,ip,sym,dso --ns > "$TMP/script.txt" \
+	"$PERF" script -i "$TMP/perf.data" -F comm,tid,time,ip,sym,symoff,dso --ns > "$TMP/script.txt" \
 		2> "$TMP/script.log" || { cat "$TMP/script.log"; fail "perf script"; }
 	# The samples and their stack dump sizes (-D also prints each record
 	# in hex: 8 KiB stack dumps, kept out of the file).

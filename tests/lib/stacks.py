@@ -18,6 +18,12 @@ a comma-separated list of them, innermost first.
                     than once (chains sharing callers); a sample matching
                     any one is good.  --top is optional here.
 
+With --no-frame BINARY:SYMBOL (full mode, perf script -F symoff), a
+sample on one of the instructions of SYMBOL (--top) where its frame
+pointer is not set up yet or any more (up to its "mov %rsp,%rbp", the one
+after its "pop %rbp" or "leave", from objdump -d) may miss the second
+frame of --expect: a frame-pointer walk from there can't see the caller.
+
 At least --min samples must be selected (in suffix mode with --top, at
 least --min with --top on top).  In full and suffix modes every sample of
 --comm must have a user stack: one without is a failure unless the task
@@ -37,6 +43,7 @@ import argparse
 import collections
 import os
 import re
+import subprocess
 import sys
 
 # The exec proper (copy_strings() comes before it): the kernel gives no user
@@ -101,6 +108,34 @@ def dump_sizes(path):
     return sizes
 
 
+def no_frame_offsets(binary, sym):
+    """The offsets in SYM of BINARY (objdump -d) where %rbp is not, or no
+    longer, SYM's frame: up to and including its "mov %rsp,%rbp", and the
+    instruction after its "pop %rbp" or "leave".  A frame-pointer walk
+    from there misses SYM's caller."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary],
+                         capture_output=True, text=True, check=True).stdout
+    offs, base, pro, epi = set(), None, True, False
+    for line in out.splitlines():
+        if base is None:
+            m = re.match(r"^([0-9a-f]+) <(.*)>:$", line)
+            if m and m.group(2) == sym:
+                base = int(m.group(1), 16)
+            continue
+        m = re.match(r"^\s*([0-9a-f]+):\s+(\S+)\s*(\S*)", line)
+        if not m:
+            break
+        addr, op, arg = int(m.group(1), 16), m.group(2), m.group(3)
+        if pro or epi:
+            offs.add(addr - base)
+        epi = (op == "pop" and arg == "%rbp") or op == "leave"
+        if pro and op == "mov" and arg == "%rsp,%rbp":
+            pro = False
+    if base is None or pro:
+        sys.exit(f"stacks.py: no {sym} with a frame-pointer prologue in {binary}")
+    return offs
+
+
 def sample_key(head):
     m = SCRIPT_HEAD.match(head)
     if not m:
@@ -148,9 +183,17 @@ def main():
     ap.add_argument("--dump",
                     help="perf report -D output of the recording (with perf script "
                     "-F comm,tid,time,... --ns)")
+    ap.add_argument("--no-frame", metavar="BINARY:SYMBOL",
+                    help="--mode full: a sample on an instruction of SYMBOL (--top) "
+                    "where its frame pointer is not set up may lack the chain's "
+                    "second frame (needs -F symoff)")
     ap.add_argument("file", nargs="?", default="-")
     args = ap.parse_args()
     sizes = dump_sizes(args.dump) if args.dump else {}
+    noframe = set()
+    if args.no_frame:
+        binary, _, sym = args.no_frame.rpartition(":")
+        noframe = {(sym, off) for off in no_frame_offsets(binary, sym)}
     chains = [e.split(",") for e in args.expect]
     if args.mode != "suffix" and (args.top is None or len(chains) != 1):
         ap.error(f"--mode {args.mode} needs --top and one --expect")
@@ -158,10 +201,11 @@ def main():
     f = sys.stdin if args.file == "-" else open(args.file)
     seen, bad = collections.Counter(), collections.Counter()
     unexplained = []
-    total = selected = good = on_top = exiting = nouser = nodump = undumped = 0
+    total = selected = good = on_top = exiting = nouser = nodump = undumped = unframed = 0
     for head, frames in parse_samples(f):
         if head.split()[0] != args.comm:
             continue
+        top = next(((sym, off) for sym, off, dso in frames if dso != "[kernel.kallsyms]"), None)
         frames = [(sym, dso) for sym, _, dso in frames]
         total += 1
         size = sizes.get(sample_key(head))
@@ -190,6 +234,9 @@ def main():
             if not matches(args.top, user[0]):
                 continue
             ok = starts_with(user, chains[0])
+            if not ok and top in noframe and starts_with(user, chains[0][:1] + chains[0][2:]):
+                ok = True
+                unframed += 1
         selected += 1
         on_top += args.top is not None and matches(args.top, user[0])
         seen[show(user)] += 1
@@ -205,7 +252,9 @@ def main():
             print(f"  chain {' <- '.join(c)}")
     else:
         print(f"{args.comm}: {total} samples, {selected} with {args.top} on top, "
-              f"{good} with the expected chain {' <- '.join(chains[0])}")
+              f"{good} with the expected chain {' <- '.join(chains[0])}"
+              + (f" ({unframed} where {args.top} has no frame yet or any more, "
+                 f"without {chains[0][1]})" if args.no_frame else ""))
     print(f"  {nouser + exiting + nodump} without a user stack ({exiting} exiting or in exec"
           + (f", {nodump} with an empty stack dump" if args.dump else "")
           + f"); {args.lost} records lost")
