@@ -203,6 +203,9 @@ wpid = wpids.pop()
 SITES = {"ex_exec": OLD, "exec_fakefp": FAKE_OLD, "nw_exec": NEW}
 # bprm_execve() before it sets in_execve: the old program, whole
 PRE_EXEC = {"prepare_bprm_creds", "prepare_exec_creds", "check_unsafe_exec"}
+# spinlock text and lockdep: a sample where a lock is released lands there
+LOCKING = re.compile(r"^(__lock_text_start|_raw_spin|_raw_read|_raw_write|do_raw_|lock_|__lock_|"
+                     r"lockdep_|mark_lock|trace_hardirqs_|preempt_count_)")
 DEFERRED = {"ex_exec": OLD, "exec_fakefp": ["exec_fakefp"], "nw_exec": NEW}
 kinds = collections.Counter()
 for e in samples:
@@ -220,8 +223,9 @@ for e in samples:
         error(f"{what}: the old registers walked in the new program's memory")
     if set(names) & OLD_FUNCS and set(names) & NEW_FUNCS:
         error(f"{what}: frames of both programs")
-    # in bprm_execve()'s own code: before or after it sets in_execve
-    kleaf = m.kernel()[0].split(".")[0] if m.kernel() else ""
+    # in bprm_execve()'s own code (or a lock taken or released there, in
+    # a function inlined into it): before or after it sets in_execve
+    kleaf = next((k.split(".")[0] for k in m.kernel() if not LOCKING.match(k)), "")
     ambiguous = kleaf == "bprm_execve"
     # in the exec: the mm replaced, the registers still the old program's
     in_exec = bool(ksyms & EXEC_FUNCS) and not ksyms & PRE_EXEC and not ambiguous
