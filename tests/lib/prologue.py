@@ -24,22 +24,13 @@ import re
 import subprocess
 import sys
 
-from stacks import parse_symoff
+from stacks import function_insns, parse_symoff
 
 
 def depths(binary, func):
     """[(offset, instruction text, depth it runs at)] of func."""
-    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary],
-                         capture_output=True, text=True, check=True).stdout
-    m = re.search(rf"^([0-9a-f]+) <{re.escape(func)}>:\n(.*?)(?:\n\n|\Z)", out, re.M | re.S)
-    if not m:
-        raise ValueError(f"no function {func} in {binary}")
-    start, insns, depth = int(m.group(1), 16), [], 0
-    for line in m.group(2).splitlines():
-        a = re.match(r"\s*([0-9a-f]+):\s+(.*)", line)
-        if not a:
-            continue
-        off, text = int(a.group(1), 16) - start, " ".join(a.group(2).split())
+    insns, depth = [], 0
+    for off, text in function_insns(binary, func):
         insns.append((off, text, depth))
         mnem = text.split()[0]
         imm = re.match(r"(sub|add) +\$0x([0-9a-f]+),%rsp$", text)

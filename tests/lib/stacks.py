@@ -108,31 +108,41 @@ def dump_sizes(path):
     return sizes
 
 
-def no_frame_offsets(binary, sym):
-    """The offsets in SYM of BINARY (objdump -d) where %rbp is not, or no
-    longer, SYM's frame: up to and including its "mov %rsp,%rbp", and the
-    instruction after its "pop %rbp" or "leave".  A frame-pointer walk
-    from there misses SYM's caller."""
+def function_insns(binary, func):
+    """[(offset, instruction text, spaces collapsed)] of FUNC in BINARY, from
+    objdump -d, up to the blank line that ends it.  ValueError if it has no
+    such function."""
     out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary],
                          capture_output=True, text=True, check=True).stdout
-    offs, base, pro, epi = set(), None, True, False
-    for line in out.splitlines():
-        if base is None:
-            m = re.match(r"^([0-9a-f]+) <(.*)>:$", line)
-            if m and m.group(2) == sym:
-                base = int(m.group(1), 16)
-            continue
-        m = re.match(r"^\s*([0-9a-f]+):\s+(\S+)\s*(\S*)", line)
-        if not m:
-            break
-        addr, op, arg = int(m.group(1), 16), m.group(2), m.group(3)
+    m = re.search(rf"^([0-9a-f]+) <{re.escape(func)}>:\n(.*?)(?:\n\n|\Z)", out, re.M | re.S)
+    if not m:
+        raise ValueError(f"no function {func} in {binary}")
+    start, insns = int(m.group(1), 16), []
+    for line in m.group(2).splitlines():
+        a = re.match(r"\s*([0-9a-f]+):\s+(.*)", line)
+        if a:
+            insns.append((int(a.group(1), 16) - start, " ".join(a.group(2).split())))
+    return insns
+
+
+def no_frame_offsets(binary, sym):
+    """The offsets in SYM of BINARY where %rbp is not, or no longer, SYM's
+    frame: up to and including its "mov %rsp,%rbp", and the instruction
+    after its "pop %rbp" or "leave".  A frame-pointer walk from there
+    misses SYM's caller."""
+    try:
+        insns = function_insns(binary, sym)
+    except ValueError as e:
+        sys.exit(f"stacks.py: {e}")
+    offs, pro, epi = set(), True, False
+    for off, text in insns:
         if pro or epi:
-            offs.add(addr - base)
-        epi = (op == "pop" and arg == "%rbp") or op == "leave"
-        if pro and op == "mov" and arg == "%rsp,%rbp":
+            offs.add(off)
+        epi = text == "pop %rbp" or text == "leave"
+        if pro and text == "mov %rsp,%rbp":
             pro = False
-    if base is None or pro:
-        sys.exit(f"stacks.py: no {sym} with a frame-pointer prologue in {binary}")
+    if pro:
+        sys.exit(f"stacks.py: no frame-pointer prologue in {sym} of {binary}")
     return offs
 
 
