@@ -4,6 +4,8 @@
 # and dp-300, whose leaf (a read() of /dev/zero, then a computation) is
 # under 601 and 301 frames of recursion: a user stack of DEPTH + 5 frames
 # (dp_leaf, DEPTH + 1 dp_rec, dp_top, dp_thread, one frame of libc).
+# Each thread runs for DEEP_MS (400) ms of CPU time, so that at DEEP_FREQ
+# (200) Hz each has some 80 samples however busy the machine is.
 #
 # The documented limits (docs: the ABI; kernel: perf_callchain(),
 # perf_callchain_deferred_output()):

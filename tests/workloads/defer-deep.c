@@ -5,9 +5,11 @@
  *
  *   dp_thread -> dp_top -> dp_rec(DEPTH) -> ... -> dp_rec(0) -> dp_leaf
  *
- * dp_leaf loops, calling nothing, until the run is over: a raw read() of
- * 64 KiB of /dev/zero (samples in the kernel), then a computation (samples
- * in user space).  So nearly every sample of the thread is in dp_leaf,
+ * dp_leaf loops, calling nothing else, until the thread has used MS
+ * milliseconds of CPU time: a raw read() of 64 KiB of /dev/zero (samples
+ * in the kernel), then a computation (samples in user space).  CPU time
+ * and not wall time, so that a thread that waits for a CPU in a busy
+ * (virtual) machine still gets its share of samples of a cpu-clock event.  So nearly every sample of the thread is in dp_leaf,
  * where its user stack is dp_leaf, DEPTH + 1 dp_rec, dp_top, dp_thread and
  * one frame of libc.so.6 (start_thread, where dp_thread ends the frame
  * pointer chain): DEPTH + 5 frames.
@@ -18,7 +20,9 @@
  * points to itself): a frame-pointer walk from its entries goes round
  * and round, and must stop at its bound.
  *
- * Usage: defer-deep [-w] MS DEPTH...: the threads run for MS milliseconds.
+ * Usage: defer-deep [-w] MS DEPTH...: each dp-DEPTH thread runs until it
+ * has used MS milliseconds of CPU time, dp-cycle threads until those have
+ * ended and at least MS milliseconds have passed.
  * With -w, waits for SIGUSR1 before starting them (for perf sessions that
  * attach to it first).
  */
@@ -43,13 +47,20 @@ volatile unsigned long sink;
 static volatile int stop;
 static int zero_fd;
 
+static long long budget_ns;
+
 __attribute__((noinline)) void dp_leaf(void)
 {
 	static char buf[64 << 10];
 	unsigned long i, x;
+	struct timespec ts;
 
 	FRAME();
-	while (!stop) {
+	for (;;) {
+		/* raw: the user IP of every entry is in dp_leaf */
+		if (raw_syscall3(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, (long)&ts, 0) ||
+		    ts.tv_sec * 1000000000LL + ts.tv_nsec >= budget_ns)
+			break;
 		if (raw_syscall3(SYS_read, zero_fd, (long)buf, sizeof(buf)) != sizeof(buf))
 			sink++;
 		x = sink;
@@ -143,6 +154,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	ms = atof(argv[first]);
+	budget_ns = ms * 1e6;
 	zero_fd = open("/dev/zero", O_RDONLY);
 	if (zero_fd < 0) {
 		perror("defer-deep: /dev/zero");
@@ -171,8 +183,12 @@ int main(int argc, char **argv)
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms - ts.tv_sec * 1000.0) * 1e6;
 	nanosleep(&ts, NULL);
+	for (i = 0; i < n; i++)
+		if (strcmp(argv[first + 1 + i], "cycle"))
+			pthread_join(t[i], NULL);
 	stop = 1;
 	for (i = 0; i < n; i++)
-		pthread_join(t[i], NULL);
+		if (!strcmp(argv[first + 1 + i], "cycle"))
+			pthread_join(t[i], NULL);
 	return 0;
 }
