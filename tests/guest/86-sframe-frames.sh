@@ -40,7 +40,9 @@ sidecar=$TMP/sidecar/$(basename "$libc").sframe
 "$tools/sframe-dump" "$sidecar" > "$TMP/libc.dump" || fail "sframe-dump $sidecar"
 python3 "$LIB/restore_rt.py" "$libc" "$TMP/libc.dump" || fail "no signal-frame FDE for __restore_rt"
 libc=$(basename "$libc")
-audit="LD_AUDIT=$tools/sframe-audit.so SFRAME_SIDECAR_DIR=$TMP/sidecar"
+# With SFRAME_AUDIT_DEBUG=1 it logs what it registers: compare-dwarf.py
+# --registered tells the program's libc from the audit module's own copy.
+audit="LD_AUDIT=$tools/sframe-audit.so SFRAME_SIDECAR_DIR=$TMP/sidecar SFRAME_AUDIT_DEBUG=1"
 
 # record NAME BINARY MODE CALLGRAPH [ENV=VALUE...]: $TMP/NAME.txt
 record() {
@@ -50,7 +52,9 @@ record() {
 	"$PERF" record -q -e cpu-clock -F 1000 --call-graph "$cg" -m 1024 -o "$TMP/$name.data" \
 		-- env "$@" "$bin" "$mode" "$ms" > "$TMP/$name.log" 2>&1 ||
 		{ cat "$TMP/$name.log"; fail "perf record --call-graph $cg $bin $mode"; }
-	grep -i 'sframe-audit' "$TMP/$name.log" && fail "$name: sframe-audit.so complained"
+	grep -i 'sframe-audit' "$TMP/$name.log" |
+		grep -v -E '^sframe-audit: (add|skip|close|remove) |: program headers |: PT_GNU_SFRAME not usable: ' &&
+		fail "$name: sframe-audit.so complained"
 	# --no-inline: perf expands inlined functions for DWARF callchains
 	# only; the stacks compared are the real frames.
 	"$PERF" script --no-inline -i "$TMP/$name.data" -F comm,tid,ip,sym,symoff,dso \
@@ -62,7 +66,10 @@ record() {
 stacks() { python3 "$LIB/stacks.py" --lost "$LOST" "$@" || fail "$name: stacks"; }
 # dwarf MIN-IPS FP-RUN DWARF-RUN [OPTION...]
 dwarf() {
-	python3 "$LIB/compare-dwarf.py" --comm frames-sframe3 --min-ips "$1" "${@:4}" \
+	local reg=()
+
+	grep -q '^sframe-audit: add ' "$TMP/$2.log" && reg=(--registered "$TMP/$2.log")
+	python3 "$LIB/compare-dwarf.py" --comm frames-sframe3 --min-ips "$1" "${reg[@]}" "${@:4}" \
 		"$TMP/$2.txt" "$TMP/$3.txt" || fail "$2: not the stacks of $3"
 }
 

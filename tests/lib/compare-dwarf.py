@@ -3,7 +3,8 @@
 """Compare user stacks unwound by the kernel with perf's DWARF unwinding.
 
   compare-dwarf.py --comm COMM [--through main] [--min-ips N] [--top-dso DSO]
-                   [--require PATTERN [--min-samples M]]... FP.txt DWARF.txt
+                   [--require PATTERN [--min-samples M]]... [--registered LOG]
+                   FP.txt DWARF.txt
 
 FP.txt and DWARF.txt are `perf script --no-inline -F comm,tid,ip,sym,symoff,dso`
 output of the same program recorded with --call-graph fp,defer (the
@@ -26,6 +27,15 @@ Samples set aside, counted and shown with the reason:
     key); with --top-dso DSO, the sample IP is not in DSO (to compare only
     the program's own code when a library it calls has no unwind
     information for the kernel in the fp,defer run);
+  - fp,defer only, with --registered LOG (the stderr of the fp,defer run
+    with SFRAME_AUDIT_DEBUG=1): the sample IP is in a file that
+    sframe-audit.so registered, but not in the program's copy of it, the
+    last one registered.  An audit module lives in a link namespace of
+    its own, loaded before the program's objects, with its own copy of
+    libc: its code (the strlen of the module's snprintf, say) has the same
+    symbols as the program's libc at other addresses, is called from the
+    module, and runs before its own SFrame is registered; its samples are
+    not those of the program at the same symbol+offset.
   - DWARF only: the stack does not reach --through, so it cannot serve as
     truth: either it ends in [unknown] (libdw could not unwind it, e.g.
     from __restore_rt's syscall, just past its FDE), or it is outside
@@ -44,12 +54,29 @@ Exit 0 if all common IPs agree, 1 if not (or too few), 2 on bad usage.
 import argparse
 import collections
 import os
+import re
 import sys
 
-from stacks import matches, parse_symoff
+from stacks import matches, parse_samples
 
 
-def load(path, comm, through, truth, top_dso):
+# sframe-audit: add NAME sframe=A-B text=C-D (SOURCE)
+AUDIT_ADD = re.compile(r"^sframe-audit: add (\S+) sframe=\S+ text=(0x[0-9a-f]+)-(0x[0-9a-f]+) ")
+
+
+def registered(path):
+    """{file basename: (text start, text end)} of the copy of each file that
+    sframe-audit.so registered last, from its SFRAME_AUDIT_DEBUG=1 log."""
+    regs = {}
+    with open(path) as f:
+        for line in f:
+            m = AUDIT_ADD.match(line)
+            if m:
+                regs[os.path.basename(m.group(1))] = (int(m.group(2), 16), int(m.group(3), 16))
+    return regs
+
+
+def load(path, comm, through, truth, top_dso, regs=None):
     """Read one recording.
 
     Returns ({sample IP: Counter(stack)}, samples, samples not reaching
@@ -59,19 +86,21 @@ def load(path, comm, through, truth, top_dso):
     aside = collections.defaultdict(collections.Counter)
     total = short = 0
     with open(path) as f:
-        for c, frames in parse_symoff(f):
-            user = [(sym, off, os.path.basename(dso)) for sym, off, dso in frames
+        for head, frames in parse_samples(f, ips=True):
+            user = [(sym, off, os.path.basename(dso), ip) for sym, off, dso, ip in frames
                     if dso != "[kernel.kallsyms]"]
-            if c != comm or not user:
+            if head.split()[0] != comm or not user:
                 continue
             total += 1
-            names = [(sym, dso) for sym, _, dso in user]
+            names = [(sym, dso) for sym, _, dso, _ in user]
             cut = next((i for i, (sym, _) in enumerate(names) if sym == through), None)
             stack = tuple(names if cut is None else names[:cut + 1])
-            sym, off, dso = user[0]
+            sym, off, dso, ip = user[0]
             short += cut is None
             if top_dso and dso != top_dso:
                 aside[f"the sample IP is not in {top_dso}"][stack] += 1
+            elif regs and dso in regs and not regs[dso][0] <= (ip or 0) < regs[dso][1]:
+                aside[f"the sample IP is in another copy of {dso} than the program's"][stack] += 1
             elif sym == "[unknown]" or off is None:
                 aside["the sample IP has no symbol"][stack] += 1
             elif cut is None and truth and names[-1][0] == "[unknown]":
@@ -96,11 +125,17 @@ def main():
     ap.add_argument("--top-dso")
     ap.add_argument("--require", action="append", default=[])
     ap.add_argument("--min-samples", type=int, default=20)
+    ap.add_argument("--registered")
     ap.add_argument("fp")
     ap.add_argument("dwarf")
     args = ap.parse_args()
     try:
-        fp, fp_total, fp_short, fp_aside = load(args.fp, args.comm, args.through, False, args.top_dso)
+        regs = registered(args.registered) if args.registered else None
+        if args.registered and not regs:
+            print(f"FAIL: {args.registered}: sframe-audit.so registered nothing")
+            return 1
+        fp, fp_total, fp_short, fp_aside = load(args.fp, args.comm, args.through, False,
+                                                args.top_dso, regs)
         dw, dw_total, dw_short, dw_aside = load(args.dwarf, args.comm, args.through, True, args.top_dso)
     except OSError as e:
         print(f"compare-dwarf.py: {e}")

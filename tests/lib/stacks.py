@@ -52,8 +52,9 @@ EXEC_FUNCS = {"bprm_execve", "exec_binprm", "search_binary_handler", "load_elf_b
               "begin_new_exec", "elf_load", "setup_new_exec", "exec_mmap"}
 
 
-def parse_samples(lines):
-    """Yield (header, frames) per sample; frames = [(sym, offset or None, dso), ...]."""
+def parse_samples(lines, ips=False):
+    """Yield (header, frames) per sample; frames = [(sym, offset or None, dso), ...],
+    with ips (sym, offset or None, dso, ip or None)."""
     head, frames = None, []
     for line in lines:
         line = line.rstrip("\n")
@@ -72,7 +73,11 @@ def parse_samples(lines):
         sym, _, dso = rest.rpartition(" (")
         m = re.match(r"(.*)\+0x([0-9a-f]+)$", sym)
         sym, off = (m.group(1), int(m.group(2), 16)) if m else (sym, None)
-        frames.append((sym or "[unknown]", off, dso.rstrip(")")))
+        frame = (sym or "[unknown]", off, dso.rstrip(")"))
+        if ips:
+            ip = parts[0] if len(parts) > 1 else ""
+            frame += (int(ip, 16) if re.fullmatch(r"[0-9a-f]+", ip) else None,)
+        frames.append(frame)
     if head is not None:
         yield head, frames
 
