@@ -114,7 +114,10 @@ echo "## vdso"
 vdso="*@[vdso],*@$libc,vd_leaf,$chain"
 name=vdso-sidecar; record $name "$prog" vdso fp,defer $audit
 stacks --comm frames-sframe3 --mode full --top "*@[vdso]" --min 100 --expect "$vdso" "$TMP/$name.txt"
-stacks --comm frames-sframe3 --mode suffix --min 1 --expect vd_leaf,$chain "$TMP/$name.txt"
+# vd_leaf spends its time in the vDSO: samples with the program's own
+# code on top are few (0 to 14 seen), and those there are must be whole;
+# the check above has its 100 through vd_leaf.
+stacks --comm frames-sframe3 --mode suffix --min 0 --expect vd_leaf,$chain "$TMP/$name.txt"
 record vdso-dwarf "$prog" vdso dwarf
 dwarf 2 vdso-sidecar vdso-dwarf --require "*@[vdso]"
 name=vdso-nosidecar; record $name "$prog" vdso fp,defer
