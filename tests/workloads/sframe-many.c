@@ -19,46 +19,11 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 
+#include "sframe-section.h"
+
 #ifndef PR_ADD_SFRAME
 #define PR_ADD_SFRAME	79
 #endif
-
-#define FUNC_SIZE	64
-
-struct sf_header {
-	uint16_t magic;
-	uint8_t version, flags, abi_arch;
-	int8_t cfa_fixed_fp_offset, cfa_fixed_ra_offset;
-	uint8_t auxhdr_len;
-	uint32_t num_fdes, num_fres, fre_len, fdes_off, fres_off;
-} __attribute__((packed));
-
-struct sf_fde_v3 {
-	int64_t func_start_off;
-	uint32_t func_size, start_fre_off;
-} __attribute__((packed));
-
-/* FDE attributes (5 bytes) and one row: start 0, CFA = rsp + 8 */
-static const uint8_t fres[] = { 1, 0, 0, 0, 0, 0, 0x03, 8 };
-
-static void make_section(uint8_t *sf, uintptr_t text)
-{
-	struct sf_header h = {
-		.magic = 0xdee2, .version = 3, .flags = 0x1 | 0x4, /* sorted, pcrel */
-		.abi_arch = 3, .cfa_fixed_ra_offset = -8,
-		.num_fdes = 1, .num_fres = 1, .fre_len = sizeof(fres),
-		.fdes_off = 0, .fres_off = sizeof(struct sf_fde_v3),
-	};
-	uint8_t *fde_at = sf + sizeof(h);
-	struct sf_fde_v3 fde = {
-		.func_start_off = (int64_t)(text - (uintptr_t)fde_at),
-		.func_size = FUNC_SIZE,
-	};
-
-	memcpy(sf, &h, sizeof(h));
-	memcpy(fde_at, &fde, sizeof(fde));
-	memcpy(fde_at + sizeof(fde), fres, sizeof(fres));
-}
 
 static void wait_line(void)
 {
@@ -71,7 +36,7 @@ static void wait_line(void)
 
 int main(int argc, char **argv)
 {
-	size_t len, sf_len = sizeof(struct sf_header) + sizeof(struct sf_fde_v3) + sizeof(fres);
+	size_t len;
 	uint8_t *text, *data;
 	char *end;
 	long n, i;
@@ -81,7 +46,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: sframe-many N (1 to %d)\n", 1 << 20);
 		return 2;
 	}
-	len = n * FUNC_SIZE;
+	len = n * SF_FUNC_SIZE;
 	text = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	data = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (text == MAP_FAILED || data == MAP_FAILED) {
@@ -89,14 +54,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; i < n; i++)
-		make_section(data + i * FUNC_SIZE, (uintptr_t)text + i * FUNC_SIZE);
+		sf_write(data + i * SF_FUNC_SIZE, (uintptr_t)text + i * SF_FUNC_SIZE,
+			 SF_FRE_INFO_GOOD);
 	printf("mapped\n");
 	wait_line();
 	for (i = 0; i < n; i++) {
-		uintptr_t t = (uintptr_t)text + i * FUNC_SIZE;
+		uintptr_t t = (uintptr_t)text + i * SF_FUNC_SIZE;
 
-		if (prctl(PR_ADD_SFRAME, (unsigned long)(data + i * FUNC_SIZE),
-			  (unsigned long)(data + i * FUNC_SIZE + sf_len), t, t + FUNC_SIZE)) {
+		if (prctl(PR_ADD_SFRAME, (unsigned long)(data + i * SF_FUNC_SIZE),
+			  (unsigned long)(data + i * SF_FUNC_SIZE + SF_SIZE), t, t + SF_FUNC_SIZE)) {
 			fprintf(stderr, "sframe-many: PR_ADD_SFRAME of section %ld: %s\n",
 				i, strerror(errno));
 			return 1;

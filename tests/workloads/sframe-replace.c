@@ -38,18 +38,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sframe-section.h"
+
 #ifndef PR_ADD_SFRAME
 #define PR_ADD_SFRAME		79
 #define PR_REMOVE_SFRAME	80
 #endif
-
-#define HDR_SIZE	28
-#define FDE_SIZE	16
-/* FDE attributes (num_fres 1, info, info2, rep_size), then one row. */
-#define FRE_SIZE	8
-#define FRE_INFO_AT	6	/* its info byte: CFA on SP, one 1-byte offset */
-#define FRE_INFO_GOOD	0x03
-#define FRE_INFO_BAD	0x83	/* ... and a mangled RA, invalid on x86-64 */
 
 static size_t page;
 static uint8_t *text;
@@ -60,48 +54,10 @@ static void die(const char *what)
 	exit(1);
 }
 
-/* The rows of a function of 64 bytes: CFA = rsp + 8, RA at CFA - 8. */
-static void make_fres(uint8_t *fres, uint8_t info)
-{
-	const uint8_t f[FRE_SIZE] = { 1, 0, 0, 0, 0, 0, info, 8 };
-
-	memcpy(fres, f, sizeof(f));
-}
-
-/*
- * A v3 section of one function (text, 64 bytes) whose header and index end
- * at idx_end and whose rows start there.
- */
-static uint8_t *make_index(uint8_t *idx_end)
-{
-	uint8_t *hdr = idx_end - FDE_SIZE - HDR_SIZE, *fde = idx_end - FDE_SIZE;
-	int64_t start = (int64_t)((uintptr_t)text - (uintptr_t)fde);
-	uint32_t u32;
-
-	memset(hdr, 0, HDR_SIZE + FDE_SIZE);
-	hdr[0] = 0xe2;		/* magic 0xdee2 */
-	hdr[1] = 0xde;
-	hdr[2] = 3;		/* version */
-	hdr[3] = 0x1 | 0x4;	/* FDEs sorted, PC-relative starts */
-	hdr[4] = 3;		/* AMD64 */
-	hdr[6] = (uint8_t)-8;	/* RA at CFA - 8 */
-	u32 = 1;		/* num_fdes, num_fres */
-	memcpy(hdr + 8, &u32, 4);
-	memcpy(hdr + 12, &u32, 4);
-	u32 = FRE_SIZE;		/* fre_len */
-	memcpy(hdr + 16, &u32, 4);
-	u32 = FDE_SIZE;		/* fres_off; fdes_off 0 */
-	memcpy(hdr + 24, &u32, 4);
-	memcpy(fde, &start, 8);
-	u32 = 64;		/* func_size; start_fre_off 0 */
-	memcpy(fde + 8, &u32, 4);
-	return hdr;
-}
-
 static int add(uint8_t *sf)
 {
 	return prctl(PR_ADD_SFRAME, (unsigned long)sf,
-		     (unsigned long)sf + HDR_SIZE + FDE_SIZE + FRE_SIZE,
+		     (unsigned long)sf + SF_SIZE,
 		     (unsigned long)text, (unsigned long)text + page);
 }
 
@@ -155,10 +111,10 @@ int main(int argc, char **argv)
 	if (data == MAP_FAILED)
 		die("mmap data");
 	rows = data + page;
-	s1 = make_index(rows);
-	make_fres(rows, FRE_INFO_GOOD);
-	s2 = make_index(data + 2 * page + HDR_SIZE + FDE_SIZE);
-	make_fres(s2 + HDR_SIZE + FDE_SIZE, FRE_INFO_GOOD);
+	s1 = rows - SF_INDEX_SIZE;
+	sf_write(s1, (uintptr_t)text, SF_FRE_INFO_GOOD);
+	s2 = data + 2 * page;
+	sf_write(s2, (uintptr_t)text, SF_FRE_INFO_GOOD);
 	if (add(s1))
 		die("PR_ADD_SFRAME S1");
 
@@ -208,7 +164,7 @@ int main(int argc, char **argv)
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (copy.src == (unsigned long)MAP_FAILED)
 		die("mmap");
-	make_fres((uint8_t *)copy.src, FRE_INFO_BAD);
+	sf_write_fres((uint8_t *)copy.src, SF_FRE_INFO_BAD);
 	copy.len = page;
 	if (ioctl(uffd, UFFDIO_COPY, &copy))
 		die("UFFDIO_COPY");
