@@ -32,8 +32,17 @@ echo "perf-test-suite: base $(git -C "$TREE" log -1 --format='%h %s' "$base")"
 TREE=$BASE_TREE PERF_OUT=$BUILD_DIR/perf-base "$REPO/scripts/build-perf.sh"
 "$REPO/scripts/build-perf.sh"
 # Copies: the run takes long, and the build directories may change meanwhile.
+# The base run is kept from an earlier one made with the same base perf
+# binary, if that ran to the end (the base doesn't change with the series).
 mkdir -p "$OUT/base" "$OUT/series"
-cp "$BUILD_DIR/perf-base/perf" "$OUT/base/perf"
+run_base=1
+if cmp -s "$BUILD_DIR/perf-base/perf" "$OUT/base/perf" && [ -f "$OUT/base.done" ]; then
+	run_base=0
+	echo "perf-test-suite: base perf unchanged, keeping $OUT/base.log"
+else
+	rm -f "$OUT/base.done"
+	cp "$BUILD_DIR/perf-base/perf" "$OUT/base/perf"
+fi
 cp "$BUILD_DIR/perf/perf" "$OUT/series/perf"
 
 # The crafted-data test's scale scenario (20000 samples, in a dozen
@@ -43,12 +52,18 @@ set -u
 export PERF_DEFERRED_SCALE=${PERF_DEFERRED_SCALE:-1000}
 run() {
 	cd "\$2" && PATH=\$(dirname "\$3"):\$PATH "\$3" test > "$OUT/\$1.log" 2>&1
-	echo "\$1: exit \$?, \$(grep -c ': Ok' "$OUT/\$1.log") ok, \$(grep -c 'FAILED!' "$OUT/\$1.log") failed, \$(grep -c ': Skip' "$OUT/\$1.log") skipped"
+	rc=\$?
+	echo "\$1: exit \$rc, \$(grep -c ': Ok' "$OUT/\$1.log") ok, \$(grep -c 'FAILED!' "$OUT/\$1.log") failed, \$(grep -c ': Skip' "$OUT/\$1.log") skipped"
+	touch "$OUT/\$1.done"
 }
-run base "$BASE_TREE" "$OUT/base/perf"
+[ $run_base = 1 ] && run base "$BASE_TREE" "$OUT/base/perf"
+rm -f "$OUT/series.done"
 run series "$TREE" "$OUT/series/perf"
 EOS
 "$REPO/scripts/vm" -t "${VM_TIMEOUT:-7200}" -m 4G -s "$OUT" -- bash "$OUT/run.sh"
+for r in base series; do
+	[ -f "$OUT/$r.done" ] || { echo "perf-test-suite: the $r run did not finish (log: $OUT/$r.log)" >&2; exit 1; }
+done
 
 # "NN: name : FAILED!" and "NN.M: name : FAILED!" (subtests)
 failures() { sed -n 's/^ *[0-9.]*: \(.*[^ ]\) *: FAILED!.*/\1/p' "$OUT/$1.log" | sort -u; }
