@@ -17,9 +17,11 @@ prog=$WORKLOADS/sig32-fp
 
 for kind in rt legacy; do
 	echo "## $kind"
-	# glibc's restorer is the vDSO's trampoline
+	# glibc's restorer is the vDSO's trampoline (perf names it when it
+	# could save that vDSO's image at record time)
 	handler=sg_handler tramp=__kernel_sigreturn
 	[ $kind = rt ] && handler=sg_handler_info tramp=__kernel_rt_sigreturn
+	tramp="$tramp|*@[vdso32]|*@[vdso]"
 	"$PERF" record -q -e cpu-clock -F 1000 --call-graph fp,defer \
 		-o "$TMP/$kind.data" -- "$prog" $kind 1500 > "$TMP/$kind.log" 2>&1 ||
 		{ cat "$TMP/$kind.log"; fail "perf record ($kind)"; }

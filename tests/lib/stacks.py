@@ -4,8 +4,9 @@
 
 User frames are those not in [kernel.kallsyms]; symbol offsets (-F +symoff)
 are ignored.  Frames of --top and --expect are patterns: a symbol name, or
-*@DSO for any symbol of DSO (the file's basename, or [vdso]).  --expect is
-a comma-separated list of them, innermost first.
+*@DSO for any symbol of DSO (the file's basename, or [vdso]), or several
+of those separated by '|' (any of them).  --expect is a comma-separated
+list of them, innermost first.
 
   --mode full       every sample of --comm whose innermost user frame is
                     --top has a user stack starting with --expect
@@ -169,7 +170,10 @@ def user_frames(frames):
 
 
 def matches(pattern, frame):
-    """pattern: a symbol name, or *@DSO (basename of the frame's dso)."""
+    """pattern: a symbol name, or *@DSO (basename of the frame's dso), or
+    alternatives of those separated by '|'."""
+    if "|" in pattern:
+        return any(matches(p, frame) for p in pattern.split("|"))
     sym, dso = frame
     if pattern.startswith("*@"):
         return os.path.basename(dso) == pattern[2:]

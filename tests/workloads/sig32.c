@@ -5,7 +5,8 @@
  *
  *   main -> sg_a -> sg_spin, which spins until MS / 2 signals have been
  *   handled: SIGALRM, every 2 ms, whose handler sg_handler -> sg_leaf
- *   spins a while (no calls: a sample is in one of them, not in libc);
+ *   spins a while if it interrupted sg_spin (no calls: a sample is in
+ *   one of them, not in libc);
  *
  * the handler installed with SA_SIGINFO ("rt": an rt_sigframe, libc's
  * __restore_rt) or without ("legacy": a sigframe, libc's __restore, which
@@ -21,6 +22,7 @@
 
 volatile unsigned long sink;
 static volatile unsigned long handled;
+static volatile int in_spin;
 
 /* No calls: the interrupted IP is in the caller of spin(), not in libc. */
 static inline __attribute__((always_inline)) void spin(unsigned long n)
@@ -30,10 +32,19 @@ static inline __attribute__((always_inline)) void spin(unsigned long n)
 }
 
 __attribute__((noinline)) void sg_leaf(void) { spin(100000); sink++; }
-__attribute__((noinline)) void sg_handler(int sig) { sg_leaf(); handled++; (void)sig; }
+/* Only a signal that interrupted sg_spin spins: the chain is known. */
+__attribute__((noinline)) void sg_handler(int sig)
+{
+	if (in_spin)
+		sg_leaf();
+	handled++;
+	(void)sig;
+}
+
 __attribute__((noinline)) void sg_handler_info(int sig, siginfo_t *si, void *uc)
 {
-	sg_leaf();
+	if (in_spin)
+		sg_leaf();
 	handled++;
 	(void)sig; (void)si; (void)uc;
 }
@@ -41,8 +52,10 @@ __attribute__((noinline)) void sg_handler_info(int sig, siginfo_t *si, void *uc)
 /* Until @signals have been handled. */
 __attribute__((noinline)) void sg_spin(unsigned long signals)
 {
+	in_spin = 1;
 	while (handled < signals)
 		spin(1000);
+	in_spin = 0;
 	sink++;
 }
 
