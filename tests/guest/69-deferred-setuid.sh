@@ -203,9 +203,11 @@ wpid = wpids.pop()
 SITES = {"ex_exec": OLD, "exec_fakefp": FAKE_OLD, "nw_exec": NEW}
 # bprm_execve() before it sets in_execve: the old program, whole
 PRE_EXEC = {"prepare_bprm_creds", "prepare_exec_creds", "check_unsafe_exec"}
-# spinlock text and lockdep: a sample where a lock is released lands there
+# spinlock and mutex text and lockdep: a sample where a lock is taken or
+# released lands there (bprm_execve() takes cred_guard_mutex in the
+# prepare_bprm_creds() inlined into it, before in_execve)
 LOCKING = re.compile(r"^(__lock_text_start|_raw_spin|_raw_read|_raw_write|do_raw_|lock_|__lock_|"
-                     r"lockdep_|mark_lock|trace_hardirqs_|preempt_count_)")
+                     r"lockdep_|mark_lock|trace_hardirqs_|preempt_count_|mutex_|__mutex_)")
 DEFERRED = {"ex_exec": OLD, "exec_fakefp": ["exec_fakefp"], "nw_exec": NEW}
 kinds = collections.Counter()
 for e in samples:

@@ -51,8 +51,9 @@
 # deferred requests, perf's own counts; after the load: the kernel's
 # counters in /sys/kernel/debug/unwind_user/stats, queued == ran (no task
 # work lost) and sections back to the value before the soak (none
-# leaked); with nmi, the NMI test's: no error, every NMI sent handled, at
-# least SOAK_NMI_MIN requests made from NMI.  The last line is the summary:
+# leaked); no "bad .sframe" in the kernel log (no good section removed);
+# with nmi, the NMI test's: no error, every NMI sent handled, at least
+# SOAK_NMI_MIN requests made from NMI.  The last line is the summary:
 #   soak: PASS|FAIL: ... sessions, samples, records, losses, counters
 # Exit 0 if everything held, 1 if not.
 
@@ -105,6 +106,11 @@ check=$out/soak-check.py
 echo "soak: $secs s of sessions of 1-$sess_max s, cpu-clock period $period ns, $ncpu CPUs, in $out"
 echo "stats before:" $(tr -s ' \n' ' ' < "$stats")
 sections0=$(kstat sections)
+# Every section the load registers is good: the kernel may remove none
+# ("bad .sframe" message), however dlopen/dlclose and unmaps race with
+# the walks.
+marker="soak: start $$ $(date +%s%N)"
+echo "$marker" > /dev/kmsg 2> /dev/null || marker=
 
 # run NAME CMD...: run CMD in the background as the loop NAME's current
 # program (its pid for the signal sender), wait; a failure is recorded.
@@ -346,6 +352,13 @@ queued=$(kstat queued) ran=$(kstat ran) sections1=$(kstat sections)
 	echo "stats: queued $queued != ran $ran: $((queued - ran)) task works never ran" >> "$out/failures"
 [ "$sections1" = "$sections0" ] ||
 	echo "stats: sections $sections0 before, $sections1 after: $((sections1 - sections0)) leaked" >> "$out/failures"
+if [ -z "$marker" ]; then
+	echo "kernel log: no marker written to /dev/kmsg" >> "$out/failures"
+elif ! dmesg | grep -qF "$marker"; then
+	echo "kernel log: the start marker is gone (log wrapped?): not checked"
+elif dmesg | sed -n "\|$marker|,\$p" | grep 'bad .sframe' > "$out/bad-sframe"; then
+	{ echo "kernel log: good sections removed:"; sed 's/^/    /' "$out/bad-sframe" | head -5; } >> "$out/failures"
+fi
 
 echo "load: $(sort "$out/runs" | uniq -c | awk '{ printf "%s%s %s", s, $2, $1; s = ", " }') runs;" \
 	"$(cat "$out/signals" 2> /dev/null || echo 0) signals sent"
