@@ -27,9 +27,7 @@ for kind in rt legacy; do
 		{ cat "$TMP/$kind.log"; fail "perf record ($kind)"; }
 	grep -E "^sig32 $kind: [1-9][0-9]* signals handled$" "$TMP/$kind.log" ||
 		{ cat "$TMP/$kind.log"; fail "no signal handled ($kind)"; }
-	"$PERF" script -i "$TMP/$kind.data" -F comm,tid,time,ip,sym,symoff,dso --ns \
-		> "$TMP/$kind.txt" 2> "$TMP/$kind.err" ||
-		{ cat "$TMP/$kind.err"; fail "perf script ($kind)"; }
+	script_stacks "$TMP/$kind.data" "$TMP/$kind.txt"
 	python3 "$LIB/stacks.py" --lost "$(lost_records "$TMP/$kind.data")" \
 		--comm sig32-fp --top sg_leaf \
 		--expect "sg_leaf,$handler,$tramp,sg_spin,sg_a,main" \

@@ -18,9 +18,7 @@ prog=$WORKLOADS/syscall-tail-sframe3
 	{ cat "$TMP/record.log"; fail "perf record"; }
 grep -E '^syscall-tail: [1-9][0-9]* reads$' "$TMP/record.log" ||
 	{ cat "$TMP/record.log"; fail "the workload did not read"; }
-"$PERF" script -i "$TMP/perf.data" -F comm,tid,time,ip,sym,symoff,dso --ns \
-	> "$TMP/script.txt" 2> "$TMP/script.log" ||
-	{ cat "$TMP/script.log"; fail "perf script"; }
+script_stacks "$TMP/perf.data" "$TMP/script.txt"
 python3 "$LIB/stacks.py" --lost "$(lost_records "$TMP/perf.data")" \
 	--comm syscall-tail-sf --top st_read --expect st_read,st_b,st_a,main \
 	--mode full --min 20 "$TMP/script.txt" ||

@@ -13,6 +13,13 @@ lost_records() {
 		awk '/^ *LOST(_SAMPLES)? events:/ { n += $3 } END { print n + 0 }'
 }
 
+# script_stacks DATA OUT: the samples of DATA as stacks.py reads them
+# (perf script -F comm,tid,time,ip,sym,symoff,dso) in OUT.
+script_stacks() {
+	"$PERF" script -i "$1" -F comm,tid,time,ip,sym,symoff,dso --ns > "$2" 2> "$2.log" ||
+		{ cat "$2.log"; fail "perf script -i $1"; }
+}
+
 # record_chain BINARY CALLGRAPH: sample BINARY (the chain workload) with
 # cpu-clock and the given --call-graph, leave perf script output in
 # $TMP/script.txt, for dwarf the samples' stack dump sizes in $TMP/dump.txt,
@@ -22,8 +29,7 @@ record_chain() {
 	"$PERF" record -q -e cpu-clock -F 1000 --call-graph "$cg" -o "$TMP/perf.data" \
 		-- "$bin" "${CHAIN_MS:-1500}" > "$TMP/record.log" 2>&1 ||
 		{ cat "$TMP/record.log"; fail "perf record --call-graph $cg $bin"; }
-	"$PERF" script -i "$TMP/perf.data" -F comm,tid,time,ip,sym,symoff,dso --ns > "$TMP/script.txt" \
-		2> "$TMP/script.log" || { cat "$TMP/script.log"; fail "perf script"; }
+	script_stacks "$TMP/perf.data" "$TMP/script.txt"
 	# The samples and their stack dump sizes (-D also prints each record
 	# in hex: 8 KiB stack dumps, kept out of the file).
 	if [[ $cg == dwarf* ]]; then
