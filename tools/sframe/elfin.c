@@ -190,3 +190,25 @@ Elf_Scn *elfin_section(struct elfin *in, const char *want, GElf_Shdr *sh)
 	}
 	return NULL;
 }
+
+int elfin_ident(struct elfin *in, struct sf_ident *id, char *err,
+		size_t errlen)
+{
+	struct sf_image img = { .file = in->buf, .file_len = in->len };
+	char why[200];
+	size_t n;
+
+	img.phdr = elf64_getphdr(in->elf);
+	if (!img.phdr || elf_getphdrnum(in->elf, &n)) {
+		snprintf(err, errlen, "%s: no program headers: a sidecar "
+			 "can't be tied to it", in->name);
+		return -1;
+	}
+	img.phnum = n;
+	if (sf_ident_of(&img, id, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s: a sidecar can't be tied to it "
+			 "(use --inject)", in->name, why);
+		return -1;
+	}
+	return 0;
+}

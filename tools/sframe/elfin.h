@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sframe.h"
+
 struct elfin {
 	const char *name;
 	uint8_t *buf;
@@ -27,5 +29,12 @@ int elfin_memory(struct elfin *in, const char *name, uint8_t *buf, size_t len,
 void elfin_close(struct elfin *in);
 /* The section called name, or NULL. */
 Elf_Scn *elfin_section(struct elfin *in, const char *name, GElf_Shdr *sh);
+
+/*
+ * The identity sframe-audit.so checks a sidecar of this object against
+ * (sframe-ident.c): 0, or -1 with err.
+ */
+int elfin_ident(struct elfin *in, struct sf_ident *id, char *err,
+		size_t errlen);
 
 #endif

@@ -29,11 +29,11 @@ FUZZ_MAX_LEN ?= 65536
 FUZZ_MALLOC_MB ?= 256
 
 # (sframe.mk's SF_LIB/SF_HDR may be included after this file: own lists)
-FUZZ_LIB := sframe-read.c sframe-write.c elfin.c
+FUZZ_LIB := sframe-hdr.c sframe-ident.c sframe-read.c sframe-write.c elfin.c
 FUZZ_HDR := sframe.h elfin.h cfi.h sframe-inject.h
-FUZZ_ELF_SRC := fuzz/fuzz-elf.c cfi.c sframe-read.c sframe-write.c elfin.c \
+FUZZ_ELF_SRC := fuzz/fuzz-elf.c cfi.c sframe-hdr.c sframe-ident.c sframe-read.c sframe-write.c elfin.c \
 		sframe-inject.c
-FUZZ_SFRAME_SRC := fuzz/fuzz-sframe.c sframe-read.c sframe-write.c
+FUZZ_SFRAME_SRC := fuzz/fuzz-sframe.c sframe-hdr.c sframe-read.c sframe-write.c
 
 .PHONY: fuzz fuzz-short fuzz-regress fuzz-corpus asan-tools test-malformed
 

@@ -9,42 +9,65 @@
  *
  * The kernel registers the main program and its ELF interpreter itself at
  * exec (from PT_GNU_SFRAME); this module handles every other object the
- * loader maps (DT_NEEDED libraries, dlopen()): la_objopen() adds it with
- * prctl(PR_ADD_SFRAME, sframe_start, sframe_end, text_start, text_end) and
- * once dlclose() has unmapped it, la_activity(LA_ACT_CONSISTENT) removes it
- * again with prctl(PR_REMOVE_SFRAME, sframe_start).  At exit nothing is
- * removed: libc and ld.so run on after _dl_fini() has called la_objclose()
- * for every object.  la_version() adds the objects of the module's own
- * namespace (its copy of libc), which ld.so does not report.  The vDSO is
- * skipped.  Where the section comes from:
+ * loader maps (DT_NEEDED libraries, dlopen(), dlmopen()): la_objopen()
+ * adds it with prctl(PR_ADD_SFRAME, sframe_start, sframe_end, text_start,
+ * text_end), and once the object is unmapped its entry is reaped: the
+ * kernel dropped the section with the text, PR_REMOVE_SFRAME says ENOENT,
+ * and a sidecar mapping is unmapped.  At exit nothing is removed: libc and
+ * ld.so run on after _dl_fini() has called la_objclose() for every
+ * object.  la_version() adds the objects of the module's own namespace
+ * (its copy of libc), which ld.so does not report.  The vDSO is skipped.
+ * Where the section comes from:
  *
  *  1. PT_GNU_SFRAME: the section as mapped with the object.
- *  2. Otherwise a sidecar file, $SFRAME_SIDECAR_DIR/<basename>.sframe if
- *     that variable is set, else <realpath of the object>.sframe: the raw
- *     section bytes, encoded as if the section were at vaddr 0 of the
- *     object.  It is copied into anonymous memory (near the object, so that
- *     v2's 32-bit offsets reach), its FDE start fields are relocated for
- *     where the copy and the object really are, and it is made read-only.
- *  3. Neither: the object is skipped (silently).
+ *  2. Otherwise a sidecar file from sframe-gen,
+ *     $SFRAME_SIDECAR_DIR/<basename>.sframe if that variable is set, else
+ *     <realpath of the object>.sframe: a header with the identity of the
+ *     object it was made from (build ID, else a hash of .eh_frame and the
+ *     layout: sframe-ident.c), then the section, encoded as if it were at
+ *     vaddr 0 of the object.  Used only for that object.  It is mapped
+ *     privately (near the object, so that v2's 32-bit offsets reach), its
+ *     FDE start fields are relocated for where the mapping and the object
+ *     are (only the index pages become private copies), and it is made
+ *     read-only.
+ *  3. Neither: the object is skipped.
  *
- * Environment:
- *	SFRAME_AUDIT_DEBUG=1	log every add, remove and skip to stderr
+ * Environment (ignored in secure-execution mode, AT_SECURE):
  *	SFRAME_SIDECAR_DIR=DIR	take sidecars from DIR
+ *	SFRAME_AUDIT_WARN=1	report each kind of problem once on stderr
+ *	SFRAME_AUDIT_DEBUG=1	report every problem, and log every add,
+ *				remove and skip
  *
- * Errors never stop the program.  Each kind of error is reported once on
- * stderr as "sframe-audit: OBJECT: what: strerror(errno)" (with
- * SFRAME_AUDIT_DEBUG=1 every occurrence is); a kernel without
- * PR_ADD_SFRAME (EINVAL) is reported once and not asked again.
+ * It lives inside programs that have nothing to do with profiling, during
+ * the loader's own callbacks, so:
+ *  - it never writes to stderr unless asked to (the output of programs
+ *    run under it is theirs);
+ *  - errors never stop the program;
+ *  - cancellation is disabled in each callback: open(), pread(), msync()
+ *    are cancellation points, and a thread cancelled inside dlopen()
+ *    would unwind with the loader's lock held and hang every later
+ *    dlopen();
+ *  - a sidecar is looked at (stat) before it is opened, and opened
+ *    non-blocking, so that a FIFO or a device in its place can't block;
+ *  - the program headers come from the loader (dlinfo(RTLD_DI_PHDR)), the
+ *    file if not: no unusual system call for a sandbox to kill it for.
  *
- * Locking: ld.so calls la_objopen() and la_objclose() with its load lock
- * held (dlopen, dlclose and _dl_fini all take GL(dl_load_lock)), so they
- * never run concurrently: the static state below needs no lock of its own.
+ * Concurrency: ld.so calls la_objopen() and la_activity() with its load
+ * lock held (dlopen, dlmopen, dlclose), so they never run concurrently;
+ * they alone change the table of registrations.  la_objclose() also comes
+ * from _dl_fini() at exit, without that lock, while other threads may
+ * still dlopen(): it only reads the table and marks an entry closed with
+ * atomic operations, and the table's chunks are never freed or moved.
+ * A wrong mark is harmless: an entry is reaped only once its text is
+ * unmapped.
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -55,7 +78,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "sframe.h"
@@ -72,12 +94,13 @@
 #define MAX_PHNUM		4096
 
 #define PFX			"sframe-audit: "
+#define EXPORT			__attribute__((visibility("default")))
 
 /* The tests also build one that takes program headers from the file. */
 #ifdef SFRAME_AUDIT_FILE_PHDRS
-static const bool memory_phdrs;
+static const bool loader_phdrs;
 #else
-static const bool memory_phdrs = true;
+static const bool loader_phdrs = true;
 #endif
 
 /* What went wrong; each kind (with its errno) is reported once. */
@@ -87,22 +110,39 @@ enum sf_err {
 	E_TEXT,		/* no or non-contiguous executable PT_LOAD */
 	E_SECTION,	/* PT_GNU_SFRAME data is not SFrame we accept */
 	E_SIDECAR,	/* sidecar cannot be read or is malformed */
+	E_MISMATCH,	/* sidecar of another object */
 	E_OVERFLOW,	/* relocated v2 start does not fit in s32 */
 	E_NOMEM,
 	E_ADD,		/* PR_ADD_SFRAME failed */
 	E_REMOVE,	/* PR_REMOVE_SFRAME failed */
 };
 
+/* State of a table slot; changed with atomic operations. */
+enum { SLOT_FREE, SLOT_LIVE, SLOT_CLOSED };
+
 /* A registered object: what its removal must undo. */
 struct reg {
-	struct link_map *map;	/* NULL for the module's own namespace */
+	int state;		/* SLOT_*: la_objclose() reads it unlocked */
+	struct link_map *map;	/* likewise; NULL: the module's namespace */
 	char *name;		/* for messages: map is freed by dlclose() */
 	uintptr_t sframe;	/* registered section start */
 	uintptr_t text_start, text_end;
-	void *copy;		/* sidecar copy, or NULL */
+	uintptr_t lo, hi;	/* all the object's PT_LOADs, page-rounded */
+	void *copy;		/* sidecar mapping, or NULL */
 	size_t copy_len;
-	bool closed;		/* la_objclose() seen, text maybe still mapped */
 };
+
+/* The table: chunks appended under the load lock, never freed. */
+#define CHUNK_SLOTS	63
+struct chunk {
+	struct chunk *next;
+	struct reg slot[CHUNK_SLOTS];
+};
+
+#define for_each_slot(c, r, i)						\
+	for (c = __atomic_load_n(&chunks, __ATOMIC_ACQUIRE); c;		\
+	     c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE))		\
+		for (i = 0, r = c->slot; i < CHUNK_SLOTS; i++, r++)
 
 /* What la_objopen() learns about an object. */
 struct obj {
@@ -113,21 +153,13 @@ struct obj {
 	size_t phnum;
 	ElfW(Phdr) *phbuf;	/* malloc'd copy when read from the file */
 	uintptr_t text_start, text_end;
-	uintptr_t top;		/* end of the highest PT_LOAD, page-rounded */
+	uintptr_t lo, top;	/* all its PT_LOADs, page-rounded */
 	bool is_main;		/* the main program (no file name) */
 };
 
-/* A checked SFrame header. */
-struct sf_hdr {
-	uint8_t version, flags;
-	uint32_t num_fdes;
-	size_t fde_size;
-	size_t fdes;		/* offset of the FDE index */
-};
-
-static struct reg *regs;
-static size_t nregs, regs_cap;
-static bool debug, nosupport, added_once;
+static struct chunk *chunks;
+static int verbosity;		/* 0 quiet, 1 SFRAME_AUDIT_WARN, 2 _DEBUG */
+static bool nosupport, added_once;
 static const char *sidecar_dir;
 static uintptr_t page_size = 4096;
 static uintptr_t ldso_bias, vdso_bias;
@@ -170,7 +202,7 @@ static void dbg(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!debug)
+	if (verbosity < 2)
 		return;
 	va_start(ap, fmt);
 	vsay(fmt, ap);
@@ -203,8 +235,10 @@ static void say(const char *fmt, ...)
 }
 
 /*
- * Report an error about object obj, with errno value err: once per
- * (kind, err), or every time with SFRAME_AUDIT_DEBUG=1.
+ * Report an error about object obj, with errno value err (0: none, the
+ * message says it all): nothing by
+ * default, once per (kind, err) with SFRAME_AUDIT_WARN=1, every time with
+ * SFRAME_AUDIT_DEBUG=1.
  */
 static void report(enum sf_err kind, int err, const char *obj,
 		   const char *fmt, ...)
@@ -212,17 +246,15 @@ static void report(enum sf_err kind, int err, const char *obj,
 	char what[512];
 	va_list ap;
 
-	if (seen(kind, err) && !debug)
+	if (!verbosity || (seen(kind, err) && verbosity < 2))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	say(PFX "%s: %s: %s", obj, what, strerror(err));
-}
-
-static const char *reg_name(const struct reg *r)
-{
-	return r->name ? r->name : "object";
+	if (err)
+		say(PFX "%s: %s: %s", obj, what, strerror(err));
+	else
+		say(PFX "%s: %s", obj, what);
 }
 
 static long sys_prctl(int op, uintptr_t a, uintptr_t b, uintptr_t c,
@@ -290,13 +322,20 @@ static void find_vdso(void)
 
 static void register_own_namespace(void);
 
-unsigned int la_version(unsigned int version)
+/* An environment switch: set and neither empty nor "0". */
+static bool env_on(const char *name)
 {
-	const char *s = getenv("SFRAME_AUDIT_DEBUG");
+	const char *s = secure_getenv(name);
 
+	return s && *s && strcmp(s, "0");
+}
+
+EXPORT unsigned int la_version(unsigned int version)
+{
 	(void)version;
-	debug = s && *s && strcmp(s, "0");
-	sidecar_dir = getenv("SFRAME_SIDECAR_DIR");
+	verbosity = env_on("SFRAME_AUDIT_DEBUG") ? 2 :
+		    env_on("SFRAME_AUDIT_WARN") ? 1 : 0;
+	sidecar_dir = secure_getenv("SFRAME_SIDECAR_DIR");
 	if (sidecar_dir && !*sidecar_dir)
 		sidecar_dir = NULL;
 	if (getauxval(AT_PAGESZ))
@@ -317,71 +356,6 @@ unsigned int la_version(unsigned int version)
 	return LAV_CURRENT;
 }
 
-/*
- * Check an SFrame header and that every count and offset in it stays
- * within len bytes.  0, or -1 with the reason in why.
- */
-static int sf_check(const uint8_t *b, size_t len, struct sf_hdr *h,
-		    char *why, size_t whylen)
-{
-	uint32_t fre_len, fdes_off, fres_off;
-	uint64_t hlen, fdes_end, fres_end;
-	uint16_t magic;
-	uint8_t allowed;
-
-	if (len < SFRAME_HDR_SIZE) {
-		snprintf(why, whylen, "%zu bytes, shorter than the header",
-			 len);
-		return -1;
-	}
-	memcpy(&magic, b, 2);	/* little-endian, like the host */
-	if (magic != SFRAME_MAGIC) {
-		snprintf(why, whylen, "bad magic 0x%04x", magic);
-		return -1;
-	}
-	h->version = b[2];
-	h->flags = b[3];
-	if (h->version != SFRAME_VERSION_2 && h->version != SFRAME_VERSION_3) {
-		snprintf(why, whylen, "version %u not supported (2 or 3)",
-			 h->version);
-		return -1;
-	}
-	allowed = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL;
-	if (h->version == SFRAME_VERSION_2)
-		allowed |= SFRAME_F_FRAME_POINTER;
-	if (h->flags & ~allowed) {
-		snprintf(why, whylen, "unknown flags 0x%02x", h->flags);
-		return -1;
-	}
-	if (b[4] != SFRAME_ABI_AMD64_LE) {
-		snprintf(why, whylen, "abi %u is not amd64 (3)", b[4]);
-		return -1;
-	}
-	memcpy(&h->num_fdes, b + 8, 4);
-	memcpy(&fre_len, b + 16, 4);
-	memcpy(&fdes_off, b + 20, 4);
-	memcpy(&fres_off, b + 24, 4);
-	h->fde_size = h->version == SFRAME_VERSION_2 ? SFRAME_V2_FDE_SIZE :
-						       SFRAME_V3_FDE_SIZE;
-	hlen = SFRAME_HDR_SIZE + (uint64_t)b[7];
-	fdes_end = hlen + fdes_off + (uint64_t)h->num_fdes * h->fde_size;
-	fres_end = hlen + fres_off + (uint64_t)fre_len;
-	if (fdes_end > len) {
-		snprintf(why, whylen,
-			 "num_fdes %u: FDE index ends at %#llx, past the %#zx bytes",
-			 h->num_fdes, (unsigned long long)fdes_end, len);
-		return -1;
-	}
-	if (fres_end > len) {
-		snprintf(why, whylen,
-			 "FRE sub-section ends at %#llx, past the %#zx bytes",
-			 (unsigned long long)fres_end, len);
-		return -1;
-	}
-	h->fdes = hlen + fdes_off;
-	return 0;
-}
-
 static const ElfW(Phdr) *find_phdr(const struct obj *o, uint32_t type)
 {
 	size_t i;
@@ -390,18 +364,6 @@ static const ElfW(Phdr) *find_phdr(const struct obj *o, uint32_t type)
 		if (o->phdr[i].p_type == type)
 			return &o->phdr[i];
 	return NULL;
-}
-
-/* Copy len bytes at address src of this process; -EFAULT if unmapped. */
-static int read_self(void *dst, uintptr_t src, size_t len)
-{
-	struct iovec local = { .iov_base = dst, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)src, .iov_len = len };
-
-	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
-	    (ssize_t)len)
-		return -EFAULT;
-	return 0;
 }
 
 static bool ehdr_ok(const ElfW(Ehdr) *eh)
@@ -436,37 +398,25 @@ static int phdrs_alloc(struct obj *o, size_t phnum)
 }
 
 /*
- * Program headers from memory: ld-produced objects map their ELF header
- * at l_addr (first PT_LOAD at vaddr 0, file offset 0).  Read with
- * process_vm_readv() so an object laid out otherwise gives EFAULT, not
- * SIGSEGV.  0 or -errno.
+ * Program headers from the loader, which has them (glibc 2.36's
+ * RTLD_DI_PHDR).  0 or -errno.
  */
-static int phdr_from_memory(struct obj *o)
+static int phdr_from_loader(struct obj *o)
 {
-	const ElfW(Phdr) *p;
-	ElfW(Ehdr) eh;
-	size_t i;
-	int err;
+#if __GLIBC_PREREQ(2, 36)	/* RTLD_DI_PHDR */
+	const ElfW(Phdr) *ph;
+	int n;
 
-	err = read_self(&eh, o->bias, sizeof(eh));
-	if (err)
-		return err;
-	if (!ehdr_ok(&eh))
-		return -ENOEXEC;
-	err = phdrs_alloc(o, eh.e_phnum);
-	if (err)
-		return err;
-	err = read_self(o->phbuf, o->bias + eh.e_phoff,
-			eh.e_phnum * sizeof(ElfW(Phdr)));
-	if (err)
-		return err;
-	for (i = 0; i < o->phnum; i++) {
-		p = &o->phdr[i];
-		if (p->p_type == PT_LOAD && !p->p_offset && !p->p_vaddr &&
-		    eh.e_phoff + eh.e_phnum * sizeof(*p) <= p->p_filesz)
-			return phdrs_match(o);
-	}
-	return -ENOEXEC;	/* the header is not where we read it */
+	n = dlinfo(o->map, RTLD_DI_PHDR, &ph);
+	if (n <= 0 || !ph)
+		return -ENOENT;
+	o->phdr = ph;
+	o->phnum = n;
+	return phdrs_match(o);
+#else
+	(void)o;
+	return -ENOSYS;
+#endif
 }
 
 /*
@@ -479,7 +429,7 @@ static int phdr_from_file(struct obj *o)
 	size_t len;
 	int fd, err;
 
-	fd = open(o->name, O_RDONLY | O_CLOEXEC);
+	fd = open(o->name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	err = -ENOEXEC;
@@ -509,19 +459,19 @@ static void phdrs_drop(struct obj *o)
 /*
  * Find the object's program headers.  The public link_map does not carry
  * them, and dl_iterate_phdr() is no help: called from an audit module it
- * walks only the audit module's own namespace.  So: memory, else the
- * file.  0, or -1 (reported).
+ * walks only the audit module's own namespace.  So: the loader's
+ * dlinfo(), else the file.  0, or -1 (reported).
  */
 static int get_phdrs(struct obj *o)
 {
 	int err;
 
-	if (memory_phdrs) {
-		err = phdr_from_memory(o);
+	if (loader_phdrs) {
+		err = phdr_from_loader(o);
 		if (!err)
 			return 0;
-		dbg(PFX "%s: program headers not in memory at %#lx: %s",
-		    o->name, (unsigned long)o->bias, strerror(-err));
+		dbg(PFX "%s: no program headers from dlinfo(): %s", o->name,
+		    strerror(-err));
 		phdrs_drop(o);
 	}
 	err = phdr_from_file(o);
@@ -536,7 +486,7 @@ static int get_phdrs(struct obj *o)
 
 /*
  * The executable text as mapped: the PF_X PT_LOADs, page-rounded.  Also
- * notes the end of the highest PT_LOAD.  0, or -1 (reported).
+ * notes where all the PT_LOADs are.  0, or -1 (reported).
  */
 static int find_text(struct obj *o)
 {
@@ -553,6 +503,8 @@ static int find_text(struct obj *o)
 		e = page_up(o->bias + p->p_vaddr + p->p_memsz);
 		if (e > o->top)
 			o->top = e;
+		if (!o->lo || s < o->lo)
+			o->lo = s;
 		if (!(p->p_flags & PF_X))
 			continue;
 		if (!any) {
@@ -567,7 +519,7 @@ static int find_text(struct obj *o)
 		} else {
 			prev_s = o->text_start;
 			prev_e = o->text_end;
-			report(E_TEXT, EINVAL, o->name,
+			report(E_TEXT, 0, o->name,
 			       "executable segments not contiguous (%#lx-%#lx, %#lx-%#lx)",
 			       (unsigned long)prev_s, (unsigned long)prev_e,
 			       (unsigned long)s, (unsigned long)e);
@@ -575,10 +527,29 @@ static int find_text(struct obj *o)
 		}
 	}
 	if (!any) {
-		report(E_TEXT, ENOEXEC, o->name, "no executable PT_LOAD");
+		report(E_TEXT, 0, o->name, "no executable PT_LOAD");
 		return -1;
 	}
 	return 0;
+}
+
+/* Where all the object's PT_LOADs are, page-rounded: [o->lo, o->top). */
+static void object_range(struct obj *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->phnum; i++) {
+		const ElfW(Phdr) *p = &o->phdr[i];
+		uintptr_t s = page_down(o->bias + p->p_vaddr);
+		uintptr_t e = page_up(o->bias + p->p_vaddr + p->p_memsz);
+
+		if (p->p_type != PT_LOAD)
+			continue;
+		if (!o->lo || s < o->lo)
+			o->lo = s;
+		if (e > o->top)
+			o->top = e;
+	}
 }
 
 /* Does [vaddr, vaddr + len) lie in one readable PT_LOAD of the object? */
@@ -597,26 +568,30 @@ static bool in_load(const struct obj *o, uint64_t vaddr, uint64_t len)
 	return false;
 }
 
-static int reserve(void)
+/* A free slot of the table, or NULL (no memory).  Writers only. */
+static struct reg *slot_get(void)
 {
-	struct reg *p;
-	size_t n;
+	struct chunk *c, *last = NULL, *n;
+	struct reg *r;
+	size_t i;
 
-	if (nregs < regs_cap)
-		return 0;
-	n = regs_cap ? 2 * regs_cap : 16;
-	p = realloc(regs, n * sizeof(*p));
-	if (!p)
-		return -1;
-	regs = p;
-	regs_cap = n;
-	return 0;
+	for_each_slot(c, r, i) {
+		if (__atomic_load_n(&r->state, __ATOMIC_RELAXED) == SLOT_FREE)
+			return r;
+		last = c;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	/* published whole: la_objclose() may walk it at once */
+	__atomic_store_n(last ? &last->next : &chunks, n, __ATOMIC_RELEASE);
+	return n->slot;
 }
 
 /*
  * prctl(PR_ADD_SFRAME) for [start, start + len) and the object's text;
- * on success remember it (with the sidecar copy, if any) for
- * la_objclose(), else unmap the copy.
+ * on success remember it (with the sidecar mapping, if any), else unmap
+ * the mapping.
  */
 static void add(struct obj *o, uintptr_t start, size_t len, void *copy,
 		size_t copy_len, const char *src)
@@ -624,7 +599,8 @@ static void add(struct obj *o, uintptr_t start, size_t len, void *copy,
 	struct reg *r;
 	int err;
 
-	if (reserve()) {
+	r = slot_get();
+	if (!r) {
 		report(E_NOMEM, ENOMEM, o->name,
 		       "no memory for the table of registered objects");
 		goto undo;
@@ -647,15 +623,16 @@ static void add(struct obj *o, uintptr_t start, size_t len, void *copy,
 		goto undo;
 	}
 	added_once = true;
-	r = &regs[nregs++];
-	r->map = o->map;
 	r->name = strdup(o->name);	/* NULL: messages say "object" */
 	r->sframe = start;
 	r->text_start = o->text_start;
 	r->text_end = o->text_end;
+	r->lo = o->lo;
+	r->hi = o->top;
 	r->copy = copy;
 	r->copy_len = copy_len;
-	r->closed = false;
+	__atomic_store_n(&r->map, o->map, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->state, SLOT_LIVE, __ATOMIC_RELEASE);
 	dbg(PFX "add %s sframe=%#lx-%#lx text=%#lx-%#lx (%s)", o->name,
 	    (unsigned long)start, (unsigned long)(start + len),
 	    (unsigned long)o->text_start, (unsigned long)o->text_end, src);
@@ -680,8 +657,8 @@ static int add_mapped(struct obj *o, const ElfW(Phdr) *sf, char *why,
 			 (unsigned long)sf->p_memsz);
 		return -1;
 	}
-	if (sf_check((const uint8_t *)(o->bias + sf->p_vaddr), sf->p_memsz,
-		     &h, why, whylen))
+	if (sf_hdr_check((const uint8_t *)(o->bias + sf->p_vaddr), sf->p_memsz,
+			 &h, why, whylen))
 		return -1;
 	if (find_text(o) == 0)
 		add(o, o->bias + sf->p_vaddr, sf->p_memsz, NULL, 0,
@@ -707,27 +684,28 @@ static int sidecar_path(const struct obj *o, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int read_full(int fd, void *buf, size_t len)
+/* pread() all of [off, off + len): 0 or -errno (-EIO: the file shrank) */
+static int read_full(int fd, void *buf, size_t len, off_t off)
 {
 	size_t done = 0;
 	ssize_t n;
 
 	while (done < len) {
-		n = pread(fd, (char *)buf + done, len - done, done);
+		n = pread(fd, (char *)buf + done, len - done, off + done);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
 		if (n == 0)
-			return -EIO;	/* shrank under us */
+			return -EIO;
 		done += n;
 	}
 	return 0;
 }
 
 /*
- * Rewrite every FDE start of a sidecar copied to sec (its real address S)
- * from "vaddr 0 of the object" to the real addresses, bias B:
+ * Rewrite every FDE start of a sidecar's section mapped at sec (its real
+ * address S) from "vaddr 0 of the object" to the real addresses, bias B:
  *	PCREL:	func_vaddr = field_off + value, value' = B + func_vaddr - (S + field_off)
  *	else:	func_vaddr = value,              value' = B + func_vaddr - S
  * Every function must lie in the object's text.  0, or -1 (reported).
@@ -756,7 +734,7 @@ static int sidecar_relocate(struct obj *o, const char *path, uint8_t *sec,
 		addr = o->bias + func;
 		if (addr < o->text_start || addr + size > o->text_end ||
 		    addr + size < addr) {
-			report(E_SIDECAR, EINVAL, o->name,
+			report(E_SIDECAR, 0, o->name,
 			       "sidecar %s: FDE %zu: function %#llx+%#x outside the text %#lx-%#lx",
 			       path, i, (unsigned long long)func, size,
 			       (unsigned long)(o->text_start - o->bias),
@@ -781,70 +759,153 @@ static int sidecar_relocate(struct obj *o, const char *path, uint8_t *sec,
 }
 
 /*
+ * Is the sidecar, whose header says id, the one of this object?  0, or
+ * -1 (reported).
+ */
+static int sidecar_is_ours(struct obj *o, const char *path,
+			   const struct sf_ident *id)
+{
+	struct sf_image img = {
+		.phdr = (const Elf64_Phdr *)o->phdr,
+		.phnum = o->phnum,
+		.bias = o->bias,
+	};
+	char why[200], a[160], b[160];
+	struct sf_ident mine;
+
+	if (sf_ident_of(&img, &mine, why, sizeof(why))) {
+		report(E_MISMATCH, 0, o->name,
+		       "sidecar %s: can't tell it is this object's: %s", path,
+		       why);
+		return -1;
+	}
+	if (!sf_ident_eq(&mine, id)) {
+		sf_ident_str(id, a, sizeof(a));
+		sf_ident_str(&mine, b, sizeof(b));
+		report(E_MISMATCH, 0, o->name,
+		       "sidecar %s is of another object (%s; this one has %s), not used",
+		       path, a, b);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Register the sidecar at path, if there is one.  1: there is none;
  * 0: handled (added, or an error reported).
+ *
+ * Only a regular file is opened (a FIFO or a device would block, or do
+ * something on open), and that without blocking.  Its header is read
+ * and checked before anything is mapped.  The mapping is private: the
+ * pages of the FDE index, which are relocated, are read into it with
+ * pread(), so they become private copies and a file truncated under us
+ * gives an error here rather than SIGBUS in the relocation; the FRE pages
+ * stay shared with the page cache (the kernel reads them with uaccess).
  */
 static int add_sidecar(struct obj *o, const char *path)
 {
-	size_t len, map_len;
-	char why[160];
+	uint8_t head[SF_SIDECAR_HDR_SIZE + SFRAME_HDR_SIZE];
+	struct stat st, fst;
+	struct sf_ident id;
 	struct sf_hdr h;
-	struct stat st;
-	void *sec;
+	uint32_t seclen;
+	size_t map_len, priv;
+	char why[200];
+	uint8_t *map;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (stat(path, &st)) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 1;
 		report(E_SIDECAR, errno, o->name, "sidecar %s", path);
 		return 0;
 	}
-	if (find_text(o))
-		goto out_close;
-	if (fstat(fd, &st)) {
+	if (!S_ISREG(st.st_mode)) {
+		report(E_SIDECAR, 0, o->name,
+		       "sidecar %s: not a regular file", path);
+		return 0;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		report(E_SIDECAR, errno, o->name, "sidecar %s", path);
+		return 0;
+	}
+	if (fstat(fd, &fst)) {
 		report(E_SIDECAR, errno, o->name, "sidecar %s: fstat", path);
 		goto out_close;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size < SFRAME_HDR_SIZE ||
-	    st.st_size > SIDECAR_MAX) {
-		report(E_SIDECAR, EINVAL, o->name,
-		       "sidecar %s: %s (%lld bytes)", path,
-		       S_ISREG(st.st_mode) ? "bad size" : "not a regular file",
-		       (long long)st.st_size);
+	if (!S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
+	    fst.st_ino != st.st_ino) {
+		report(E_SIDECAR, 0, o->name,
+		       "sidecar %s: replaced while opened", path);
 		goto out_close;
 	}
-	len = st.st_size;
-	map_len = page_up(len);
+	if (fst.st_size < (off_t)sizeof(head) || fst.st_size > SIDECAR_MAX) {
+		report(E_SIDECAR, 0, o->name, "sidecar %s: %lld bytes",
+		       path, (long long)fst.st_size);
+		goto out_close;
+	}
+	err = read_full(fd, head, sizeof(head), 0);
+	if (err) {
+		report(E_SIDECAR, -err, o->name, "sidecar %s: read", path);
+		goto out_close;
+	}
+	if (sf_sidecar_hdr_parse(head, fst.st_size, &id, &seclen, why,
+				 sizeof(why))) {
+		report(E_SIDECAR, 0, o->name, "sidecar %s: %s", path, why);
+		goto out_close;
+	}
+	if (sidecar_is_ours(o, path, &id))
+		goto out_close;
+	if (sf_hdr_check(head + SF_SIDECAR_HDR_SIZE, seclen, &h, why,
+			 sizeof(why))) {
+		report(E_SIDECAR, 0, o->name, "sidecar %s: section %s",
+		       path, why);
+		goto out_close;
+	}
+	if ((h.fdes_end > h.fres_end ? h.fdes_end : h.fres_end) != seclen) {
+		report(E_SIDECAR, 0, o->name,
+		       "sidecar %s: %u bytes, but its SFrame header accounts for %llu",
+		       path, seclen, (unsigned long long)(h.fdes_end > h.fres_end ?
+							   h.fdes_end : h.fres_end));
+		goto out_close;
+	}
+	if (find_text(o))
+		goto out_close;
+
+	map_len = page_up(fst.st_size);
 	/* Near the object, for v2's s32 offsets: a hint, never MAP_FIXED. */
-	sec = mmap((void *)o->top, map_len, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (sec == MAP_FAILED) {
+	map = mmap((void *)o->top, map_len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
 		report(E_NOMEM, errno, o->name, "sidecar %s: mmap %zu bytes",
 		       path, map_len);
 		goto out_close;
 	}
-	err = read_full(fd, sec, len);
+	priv = SF_SIDECAR_HDR_SIZE + h.fdes_end;
+	err = read_full(fd, map, priv, 0);
 	if (err) {
 		report(E_SIDECAR, -err, o->name, "sidecar %s: read", path);
 		goto out_unmap;
 	}
-	if (sf_check(sec, len, &h, why, sizeof(why))) {
-		report(E_SIDECAR, EINVAL, o->name, "sidecar %s: %s", path, why);
+	if (memcmp(map, head, sizeof(head))) {
+		report(E_SIDECAR, 0, o->name,
+		       "sidecar %s: changed while read", path);
 		goto out_unmap;
 	}
-	if (sidecar_relocate(o, path, sec, &h))
+	if (sidecar_relocate(o, path, map + SF_SIDECAR_HDR_SIZE, &h))
 		goto out_unmap;
-	if (mprotect(sec, map_len, PROT_READ)) {
+	if (mprotect(map, map_len, PROT_READ)) {
 		report(E_NOMEM, errno, o->name, "sidecar %s: mprotect", path);
 		goto out_unmap;
 	}
 	close(fd);
-	add(o, (uintptr_t)sec, len, sec, map_len, path);
+	add(o, (uintptr_t)map + SF_SIDECAR_HDR_SIZE, seclen, map, map_len,
+	    path);
 	return 0;
 
 out_unmap:
-	munmap(sec, map_len);
+	munmap(map, map_len);
 out_close:
 	close(fd);
 	return 0;
@@ -869,7 +930,7 @@ static void register_object(struct obj *o)
 	if (!err && add_sidecar(o, path) == 0)
 		return;
 	if (sf)
-		report(E_SECTION, EINVAL, o->name,
+		report(E_SECTION, 0, o->name,
 		       "PT_GNU_SFRAME: %s, and no sidecar%s%s", why,
 		       err ? "" : " ", err ? "" : path);
 	else
@@ -930,23 +991,106 @@ static void register_own_namespace(void)
 	dl_iterate_phdr(own_object, NULL);
 }
 
-unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
+/* Is any of r's text no longer mapped?  msync() says ENOMEM then. */
+static bool text_gone(const struct reg *r)
+{
+	return msync((void *)r->text_start, r->text_end - r->text_start,
+		     MS_ASYNC) && errno == ENOMEM;
+}
+
+/*
+ * Drop an entry whose object is unmapped.  The kernel drops a section
+ * with its text, so ENOENT is the usual answer; 0 comes from a kernel (or
+ * the test stub) that does not.  On any other error the kernel may still
+ * read the sidecar mapping: it stays mapped.
+ */
+static void remove_reg(struct reg *r)
+{
+	const char *name = r->name ? r->name : "object";
+	int err = 0;
+
+	if (sys_prctl(PR_REMOVE_SFRAME, r->sframe, 0, 0, 0))
+		err = errno;
+	if (err && err != ENOENT) {
+		report(E_REMOVE, err, name, "PR_REMOVE_SFRAME sframe=%#lx",
+		       (unsigned long)r->sframe);
+	} else {
+		dbg(PFX "remove %s sframe=%#lx%s", name,
+		    (unsigned long)r->sframe,
+		    err ? " (gone with its text)" : "");
+		if (r->copy)
+			munmap(r->copy, r->copy_len);
+	}
+	free(r->name);
+	r->name = NULL;
+	r->copy = NULL;
+	__atomic_store_n(&r->map, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->state, SLOT_FREE, __ATOMIC_RELEASE);
+}
+
+/*
+ * Reap the entries of objects that are gone: closed ones whose text is
+ * unmapped, and any that overlap [lo, hi), where an object is being
+ * mapped now.  The second catches what the loader doesn't announce: when
+ * a dlmopen() namespace becomes empty, no LA_ACT_CONSISTENT follows, and
+ * the next namespace maps its objects where those were.  Writers only.
+ */
+static void reap(uintptr_t lo, uintptr_t hi)
+{
+	struct chunk *c;
+	struct reg *r;
+	size_t i;
+
+	for_each_slot(c, r, i) {
+		int state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+
+		if (state == SLOT_FREE)
+			continue;
+		if ((r->lo < hi && lo < r->hi) ||
+		    (state == SLOT_CLOSED && text_gone(r)))
+			remove_reg(r);
+	}
+}
+
+/* The callbacks run with cancellation disabled and errno kept. */
+struct cb_state {
+	int cancel, err;
+};
+
+static void cb_enter(struct cb_state *cs)
+{
+	cs->err = errno;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs->cancel);
+}
+
+static void cb_leave(struct cb_state *cs)
+{
+	int dummy;
+
+	pthread_setcancelstate(cs->cancel, &dummy);
+	errno = cs->err;
+}
+
+EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid,
+			       uintptr_t *cookie)
 {
 	struct obj o = {
 		.map = map,
 		.name = map->l_name ? map->l_name : "",
 		.bias = map->l_addr,
 	};
+	struct cb_state cs;
 	const char *why;
 
 	*cookie = (uintptr_t)map;
 	if (nosupport)
 		return 0;
+	cb_enter(&cs);
 	o.is_main = lmid == LM_ID_BASE && !*o.name;
 	why = skip_reason(&o);
 	if (why) {
 		dbg(PFX "skip %s: %s", *o.name ? o.name : "\"\"", why);
-		return 0;
+		goto out;
 	}
 	if (o.is_main) {
 		/* ld.so PROG: ld.so has made AT_PHDR PROG's */
@@ -954,10 +1098,14 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 		o.phdr = (const void *)getauxval(AT_PHDR);
 		o.phnum = getauxval(AT_PHNUM);
 	} else if (get_phdrs(&o)) {
-		return 0;
+		goto out;
 	}
+	object_range(&o);
+	reap(o.lo, o.top);
 	register_object(&o);
 	free(o.phbuf);
+out:
+	cb_leave(&cs);
 	return 0;
 }
 
@@ -967,71 +1115,48 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
  * other threads still run code of libc and of the objects it closed.
  * Removing the section here would leave the kernel to unwind that code
  * with frame pointers, which skips the caller of every function sampled
- * before its frame is set up.  So only mark the object closed:
- * la_activity(LA_ACT_CONSISTENT), which dlclose() calls once it has
- * unmapped what it unloads, removes the sections whose text is gone.
+ * before its frame is set up.  So only mark the object closed: the
+ * entry is reaped once its text is gone (reap()).  From _dl_fini() this
+ * runs without the load lock: atomic operations only, no allocation.
  */
-unsigned int la_objclose(uintptr_t *cookie)
+EXPORT unsigned int la_objclose(uintptr_t *cookie)
 {
 	struct link_map *map = (struct link_map *)*cookie;
+	struct cb_state cs;
+	struct chunk *c;
+	struct reg *r;
 	size_t i;
 
-	for (i = 0; i < nregs; i++) {
-		if (regs[i].map == map && !regs[i].closed) {
-			regs[i].closed = true;
-			dbg(PFX "close %s sframe=%#lx", reg_name(&regs[i]),
-			    (unsigned long)regs[i].sframe);
-			break;
-		}
+	cb_enter(&cs);
+	for_each_slot(c, r, i) {
+		int live = SLOT_LIVE;
+
+		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != SLOT_LIVE ||
+		    __atomic_load_n(&r->map, __ATOMIC_RELAXED) != map)
+			continue;
+		if (__atomic_compare_exchange_n(&r->state, &live, SLOT_CLOSED,
+						false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			dbg(PFX "close link_map %p", (void *)map);
+		break;
 	}
+	cb_leave(&cs);
 	return 0;
 }
 
-/* Is any of r's text no longer mapped?  msync() says ENOMEM then. */
-static bool text_gone(const struct reg *r)
-{
-	return msync((void *)r->text_start, r->text_end - r->text_start,
-		     MS_ASYNC) && errno == ENOMEM;
-}
-
 /*
- * Remove a closed object whose text is gone.  The kernel drops a section
- * with its text, so ENOENT is the usual answer; 0 comes from a kernel (or
- * the test stub) that does not.  On any other error the kernel may still
- * read the sidecar copy: it stays mapped.
+ * dlclose() calls LA_ACT_CONSISTENT once it has unmapped what it unloads
+ * (not when a dlmopen() namespace became empty: la_objopen() reaps
+ * those), as do dlopen() and dlmopen(): reap what is gone.
  */
-static void remove_reg(struct reg *r)
+EXPORT void la_activity(uintptr_t *cookie, unsigned int flag)
 {
-	int err = 0;
-
-	if (sys_prctl(PR_REMOVE_SFRAME, r->sframe, 0, 0, 0))
-		err = errno;
-	if (err && err != ENOENT) {
-		report(E_REMOVE, err, reg_name(r), "PR_REMOVE_SFRAME sframe=%#lx",
-		       (unsigned long)r->sframe);
-	} else {
-		dbg(PFX "remove %s sframe=%#lx%s", reg_name(r),
-		    (unsigned long)r->sframe,
-		    err ? " (gone with its text)" : "");
-		if (r->copy)
-			munmap(r->copy, r->copy_len);
-	}
-	free(r->name);
-}
-
-void la_activity(uintptr_t *cookie, unsigned int flag)
-{
-	size_t i = 0;
+	struct cb_state cs;
 
 	(void)cookie;
 	if (flag != LA_ACT_CONSISTENT)
 		return;
-	while (i < nregs) {
-		if (regs[i].closed && text_gone(&regs[i])) {
-			remove_reg(&regs[i]);
-			regs[i] = regs[--nregs];
-		} else {
-			i++;
-		}
-	}
+	cb_enter(&cs);
+	reap(0, 0);
+	cb_leave(&cs);
 }

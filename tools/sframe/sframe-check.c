@@ -30,7 +30,7 @@ static const char usage[] =
 "and report the coverage of text bytes and functions, with the reasons for\n"
 "what isn't covered.\n"
 "\n"
-"  --sframe FILE   check this raw section (sidecar) instead of ELF's .sframe\n"
+"  --sframe FILE   check this sidecar (or raw section) instead of ELF's .sframe\n"
 "  --vaddr ADDR    address FILE's function starts are relative to (default 0)\n"
 "  -n, --max N     list at most N mismatches (default 20)\n"
 "  -v, --verbose   list every function not covered\n"
@@ -667,6 +667,26 @@ static int load_sframe(struct checker *c, const char *file, uint64_t vaddr,
 		}
 		buf = *owned;
 		at = vaddr;
+		/* a sidecar: it must be of this ELF */
+		if (len >= 8 && !memcmp(buf, SF_SIDECAR_MAGIC, 8)) {
+			struct sf_ident want, got;
+			char a[160], b[160];
+			uint32_t seclen;
+
+			if (sf_sidecar_hdr_parse(buf, len, &got, &seclen, c->err,
+						 sizeof(c->err)) ||
+			    elfin_ident(&c->in, &want, c->err, sizeof(c->err)))
+				goto bad_sec;
+			if (!sf_ident_eq(&want, &got)) {
+				sf_ident_str(&got, a, sizeof(a));
+				sf_ident_str(&want, b, sizeof(b));
+				snprintf(c->err, sizeof(c->err), "sidecar of another "
+					 "object (%s; %s is %s)", a, c->in.name, b);
+				goto bad_sec;
+			}
+			buf += SF_SIDECAR_HDR_SIZE;
+			len = seclen;
+		}
 	} else {
 		GElf_Shdr sh;
 		Elf_Scn *scn = elfin_section(&c->in, ".sframe", &sh);

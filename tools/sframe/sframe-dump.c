@@ -16,9 +16,10 @@
 static const char usage[] =
 "Usage: sframe-dump [--vaddr ADDR] FILE...\n"
 "Print the SFrame section of each FILE like GNU objdump --sframe 2.46.\n"
-"FILE is an ELF with a .sframe section, or a raw section (a sidecar from\n"
-"sframe-gen, objcopy -O binary --only-section=.sframe output): its function\n"
-"starts are relative to ADDR (default 0, as sframe-gen writes sidecars).\n"
+"FILE is an ELF with a .sframe section, a sidecar from sframe-gen (its\n"
+"header line names the object's identity), or a raw section (sframe-gen\n"
+"--raw, objcopy -O binary --only-section=.sframe): the function starts of\n"
+"the last two are relative to ADDR (default 0, as sframe-gen writes them).\n"
 "\n"
 "Columns: CFA 'sp+16' = rsp + 16, '(fp-8)' = load(rbp - 8), 'r10+0' a\n"
 "DWARF register; FP 'u' unchanged, 'c-16' saved at CFA - 16; RA 'f' at\n"
@@ -29,7 +30,7 @@ static const char usage[] =
 static int dump_raw(const char *path, uint64_t vaddr)
 {
 	struct sf_sec s;
-	char err[512];
+	char err[512], what[160] = "";
 	uint8_t *buf = NULL;
 	size_t len = 0, cap = 0;
 	FILE *f = fopen(path, "rb");
@@ -59,12 +60,32 @@ static int dump_raw(const char *path, uint64_t vaddr)
 		len += n;
 	}
 	fclose(f);
+	if (len >= 8 && !memcmp(buf, SF_SIDECAR_MAGIC, 8)) {
+		struct sf_ident id;
+		uint32_t seclen;
+
+		ret = sf_sidecar_hdr_parse(buf, len, &id, &seclen, err,
+					   sizeof(err));
+		if (ret) {
+			fprintf(stderr, "sframe-dump: %s: %s\n", path, err);
+			free(buf);
+			return 1;
+		}
+		sf_ident_str(&id, what, sizeof(what));
+		memmove(buf, buf + SF_SIDECAR_HDR_SIZE, seclen);
+		len = seclen;
+	}
 	ret = sf_open(&s, buf, len, vaddr, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "sframe-dump: %s: %s\n", path, err);
+		fprintf(stderr, "sframe-dump: %s: %s%s\n", path,
+			*what ? "(section) " : "", err);
 	} else {
-		printf("\n%s:     raw SFrame section at 0x%" PRIx64 "\n\n", path,
-		       vaddr);
+		if (*what)
+			printf("\n%s:     SFrame sidecar of %s, section at 0x%"
+			       PRIx64 "\n\n", path, what, vaddr);
+		else
+			printf("\n%s:     raw SFrame section at 0x%" PRIx64
+			       "\n\n", path, vaddr);
 		/* sf_dump's message names the file already */
 		ret = sf_dump(&s, path, stdout, err, sizeof(err));
 		if (ret)

@@ -39,10 +39,14 @@ static const char usage[] =
 "      --no-pcrel       v2: function starts relative to the section\n"
 "                       (binutils 2.41-2.44), not to the field (2.45)\n"
 "  -s, --stats          print what was generated and what was left out, why\n"
+"      --raw            write the bare section, without the sidecar header\n"
+"                       (for sframe-dump, fuzzing; sframe-audit.so refuses it)\n"
 "  -h, --help           this text\n"
 "\n"
-"A sidecar (without --inject) is the raw section, encoded as if it lived\n"
-"at address 0 of the object; sframe-audit.so maps and relocates it.\n"
+"A sidecar (without --inject) is a header naming the object (its build ID,\n"
+"else a hash of its .eh_frame and layout), then the section, encoded as if\n"
+"it lived at address 0 of the object; sframe-audit.so maps and relocates\n"
+"it for that object only.\n"
 "Code without a rule here is unwound by the kernel with frame pointers.\n"
 "Exit status: 0 success, 1 error (the message names the file and offset).\n";
 
@@ -81,6 +85,36 @@ static int write_file(const char *path, const void *buf, size_t len,
 	return 0;
 }
 
+/*
+ * Put the sidecar header in front of the section: the identity of the
+ * object it describes, which sframe-audit.so checks before using it.
+ */
+static int add_sidecar_hdr(struct elfin *in, uint8_t **sec, size_t *seclen,
+			   char *err, size_t errlen)
+{
+	struct sf_ident id;
+	uint8_t *buf;
+
+	if (elfin_ident(in, &id, err, errlen))
+		return -1;
+	if (*seclen > UINT32_MAX - SF_SIDECAR_HDR_SIZE) {
+		snprintf(err, errlen, "%s: a section of %zu bytes is too big "
+			 "for a sidecar", in->name, *seclen);
+		return -1;
+	}
+	buf = malloc(SF_SIDECAR_HDR_SIZE + *seclen);
+	if (!buf) {
+		snprintf(err, errlen, "%s: out of memory", in->name);
+		return -1;
+	}
+	sf_sidecar_hdr_make(buf, &id, *seclen);
+	memcpy(buf + SF_SIDECAR_HDR_SIZE, *sec, *seclen);
+	free(*sec);
+	*sec = buf;
+	*seclen += SF_SIDECAR_HDR_SIZE;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -89,12 +123,13 @@ int main(int argc, char **argv)
 		{ "sframe-version", required_argument, NULL, 'V' },
 		{ "no-pcrel", no_argument, NULL, 'P' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "raw", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sf_enc_opts eo = { .version = 3, .pcrel = true };
 	const char *output = NULL, *path;
-	bool inject = false, stats = false, no_pcrel = false;
+	bool inject = false, stats = false, no_pcrel = false, raw = false;
 	struct sf_cfi_stats st;
 	struct sf_func *funcs = NULL;
 	size_t nfuncs = 0, seclen = 0, outlen = 0;
@@ -125,6 +160,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			stats = true;
+			break;
+		case 'R':
+			raw = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -166,6 +204,9 @@ int main(int argc, char **argv)
 			snprintf(sidecar, sizeof(sidecar), "%s.sframe", path);
 			output = sidecar;
 		}
+		if (!raw && add_sidecar_hdr(&in, &sec, &seclen, err,
+					    sizeof(err)))
+			goto fail;
 		if (write_file(output, sec, seclen, 0644, err, sizeof(err)))
 			goto fail;
 	} else {

@@ -38,88 +38,24 @@ static size_t fde_size(const struct sf_sec *s)
 int sf_open(struct sf_sec *s, const void *buf, size_t len, uint64_t vaddr,
 	    char *err, size_t errlen)
 {
-	const uint8_t *p = buf;
-	uint64_t h, fdes, fres, ent;
-	uint8_t allowed;
+	struct sf_hdr h;
 
 	memset(s, 0, sizeof(*s));
-	if (len < SFRAME_HDR_SIZE) {
-		snprintf(err, errlen, "offset 0: %zu bytes, shorter than the "
-			 "%d-byte SFrame header", len, SFRAME_HDR_SIZE);
+	if (sf_hdr_check(buf, len, &h, err, errlen))
 		return -1;
-	}
-	if (get(p, 2) != SFRAME_MAGIC) {
-		snprintf(err, errlen, "offset 0: bad magic 0x%04" PRIx64
-			 " (want 0x%04x)", get(p, 2), SFRAME_MAGIC);
-		return -1;
-	}
-	s->buf = p;
+	s->buf = buf;
 	s->len = len;
 	s->vaddr = vaddr;
-	s->version = p[2];
-	s->flags = p[3];
-	s->abi = p[4];
-	s->fp_off = (int8_t)p[5];
-	s->ra_off = (int8_t)p[6];
-	s->num_fdes = (uint32_t)get(p + 8, 4);
-	s->num_fres = (uint32_t)get(p + 12, 4);
-	s->fre_len = (uint32_t)get(p + 16, 4);
-	if (s->version != SFRAME_VERSION_2 && s->version != SFRAME_VERSION_3) {
-		snprintf(err, errlen, "offset 2: SFrame version %u (only 2 and 3"
-			 " are supported%s)", s->version,
-			 s->version == 1 ? "; v1 is obsolete" : "");
-		return -1;
-	}
-	allowed = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL;
-	if (s->version == 2)
-		allowed |= SFRAME_F_FRAME_POINTER;
-	if (s->flags & ~allowed) {
-		snprintf(err, errlen, "offset 3: unknown flags 0x%02x for "
-			 "version %u", s->flags & ~allowed, s->version);
-		return -1;
-	}
-	if (s->abi != SFRAME_ABI_AMD64_LE) {
-		snprintf(err, errlen, "offset 4: ABI/arch %u, not amd64 (%d)",
-			 s->abi, SFRAME_ABI_AMD64_LE);
-		return -1;
-	}
-	if (s->fp_off != 0) {
-		snprintf(err, errlen, "offset 5: fixed FP offset %d, amd64 has "
-			 "none", s->fp_off);
-		return -1;
-	}
-	if (s->ra_off != SFRAME_AMD64_RA_OFFSET) {
-		snprintf(err, errlen, "offset 6: fixed RA offset %d, amd64 "
-			 "needs %d", s->ra_off, SFRAME_AMD64_RA_OFFSET);
-		return -1;
-	}
-	h = SFRAME_HDR_SIZE + (uint64_t)p[7];
-	ent = fde_size(s);
-	fdes = h + get(p + 20, 4);
-	fres = h + get(p + 24, 4);
-	if (fdes + (uint64_t)s->num_fdes * ent > len) {
-		snprintf(err, errlen, "offset 8: %u FDEs at offset 0x%" PRIx64
-			 " end at 0x%" PRIx64 ", past the section (0x%zx)",
-			 s->num_fdes, fdes, fdes + (uint64_t)s->num_fdes * ent,
-			 len);
-		return -1;
-	}
-	if (fres + s->fre_len > len) {
-		snprintf(err, errlen, "offset 16: %u bytes of FREs at offset 0x%"
-			 PRIx64 " end at 0x%" PRIx64 ", past the section (0x%zx)",
-			 s->fre_len, fres, fres + s->fre_len, len);
-		return -1;
-	}
-	if (fdes < fres + s->fre_len && fres < fdes + s->num_fdes * ent &&
-	    s->num_fdes && s->fre_len) {
-		snprintf(err, errlen, "offset 20: FDE index [0x%" PRIx64 ", 0x%"
-			 PRIx64 ") overlaps the FREs [0x%" PRIx64 ", 0x%" PRIx64
-			 ")", fdes, fdes + s->num_fdes * ent, fres,
-			 fres + s->fre_len);
-		return -1;
-	}
-	s->fdes = fdes;
-	s->fres = fres;
+	s->version = h.version;
+	s->flags = h.flags;
+	s->abi = h.abi;
+	s->fp_off = h.fp_off;
+	s->ra_off = h.ra_off;
+	s->num_fdes = h.num_fdes;
+	s->num_fres = h.num_fres;
+	s->fre_len = h.fre_len;
+	s->fdes = h.fdes;
+	s->fres = h.fres;
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #ifndef SFRAME_H
 #define SFRAME_H
 
+#include <elf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -124,6 +125,82 @@ int sf_encode(const struct sf_func *funcs, size_t nfuncs,
 const char *sf_func_encodable(const struct sf_func *f, int version);
 /* Does the row fit a DEFAULT FDE? */
 bool sf_row_default(const struct sf_row *r);
+
+/*
+ * A checked header: sframe-hdr.c, the kernel's rules, shared by the
+ * decoder, sframe-audit.so and tests/prctl-stub.c.
+ */
+struct sf_hdr {
+	uint8_t version, flags, abi, auxhdr_len;
+	int8_t fp_off, ra_off;
+	uint32_t num_fdes, num_fres, fre_len;
+	size_t fde_size;
+	uint64_t fdes, fdes_end;	/* the FDE index, offsets in the section */
+	uint64_t fres, fres_end;	/* the FRE sub-section */
+};
+
+/*
+ * Check the header at buf (at least SFRAME_HDR_SIZE bytes readable if len
+ * says so) of a section of len bytes: that every count and offset stays
+ * inside it.  0, or -1 with "offset N: what" in why.
+ */
+int sf_hdr_check(const void *buf, size_t len, struct sf_hdr *h, char *why,
+		 size_t whylen);
+
+/*
+ * A sidecar file (sframe-gen without --inject): a header naming the
+ * object it was made from, then the SFrame section, encoded as if it
+ * lived at address 0 of the object.  Little-endian:
+ *
+ *	 0  char[8]	"SFRMSIDE"
+ *	 8  u32		header size: 96, the section follows
+ *	12  u32		identity kind: SF_ID_BUILD_ID or SF_ID_EH_FRAME
+ *	16  u32		identity length (1-64; 8 for SF_ID_EH_FRAME)
+ *	20  u32		section length: the rest of the file, exactly
+ *	24  u8[64]	the identity, then zeros
+ *	88  u8[8]	zero
+ *
+ * sframe-ident.c, shared by sframe-gen, -dump, -check and -audit.so.
+ */
+#define SF_SIDECAR_MAGIC	"SFRMSIDE"
+#define SF_SIDECAR_HDR_SIZE	96
+#define SF_ID_MAX		64
+#define SF_ID_BUILD_ID		1	/* the GNU build ID */
+#define SF_ID_EH_FRAME		2	/* FNV-1a of PT_LOADs and .eh_frame */
+
+struct sf_ident {
+	uint32_t kind, len;
+	uint8_t id[SF_ID_MAX];
+};
+
+/*
+ * An object as the loader maps it: its program headers, and either the
+ * file's bytes (file, file_len) or the mapping (file NULL, at bias).
+ */
+struct sf_image {
+	const Elf64_Phdr *phdr;
+	size_t phnum;
+	const uint8_t *file;
+	size_t file_len;
+	uintptr_t bias;
+};
+
+/* The object's identity: 0, or -1 with why (it has none we can use). */
+int sf_ident_of(const struct sf_image *img, struct sf_ident *id, char *why,
+		size_t whylen);
+bool sf_ident_eq(const struct sf_ident *a, const struct sf_ident *b);
+/* "build ID 0123..." or ".eh_frame hash 0123..." */
+void sf_ident_str(const struct sf_ident *id, char *buf, size_t len);
+/* Write the SF_SIDECAR_HDR_SIZE-byte header. */
+void sf_sidecar_hdr_make(uint8_t *hdr, const struct sf_ident *id,
+			 uint32_t sec_len);
+/*
+ * Check the SF_SIDECAR_HDR_SIZE bytes at hdr of a file of file_len bytes:
+ * 0 with the identity and the section's length, or -1 with why.
+ */
+int sf_sidecar_hdr_parse(const uint8_t *hdr, uint64_t file_len,
+			 struct sf_ident *id, uint32_t *sec_len, char *why,
+			 size_t whylen);
 
 /* Decoder: sframe-read.c.  Every offset and count is checked. */
 struct sf_sec {

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # sframe-gen, sframe-dump, sframe-check (included by Makefile)
-SF_LIB := sframe-read.c sframe-write.c elfin.c
+SF_LIB := sframe-hdr.c sframe-ident.c sframe-read.c sframe-write.c elfin.c
 SF_HDR := sframe.h elfin.h cfi.h sframe-inject.h
 
 all: $(OUT)/sframe-gen $(OUT)/sframe-dump

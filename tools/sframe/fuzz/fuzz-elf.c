@@ -251,6 +251,11 @@ static void one_version(struct elfin *in, const uint8_t *elf, size_t len,
 		FAIL("sf_cfi_read v%d: %zu functions, stats say %zu", version,
 		     n, st.funcs);
 	check_cfi_output(funcs, n, version);
+	/* no function: a section the kernel refuses, sframe-gen writes none */
+	if (!n) {
+		sf_funcs_free(funcs, n);
+		return;
+	}
 	for (size_t v = 0; v < sizeof(vaddrs) / sizeof(vaddrs[0]); v++) {
 		for (int pcrel = 1; pcrel >= (version == 2 ? 0 : 1); pcrel--) {
 			struct sf_enc_opts o = { .version = version,

@@ -238,7 +238,7 @@ if [ -x "$gen" ] || command -v "$gen" >/dev/null 2>&1; then
 		for v in "3" "2" "2 --no-pcrel"; do
 			tag=$(echo "v$v" | tr -d ' -')
 			# shellcheck disable=SC2086
-			if "$gen" -V $v -o "$tmp/s" "$e" 2>/dev/null; then
+			if "$gen" --raw -V $v -o "$tmp/s" "$e" 2>/dev/null; then
 				prefix 0 "$tmp/s" "$out/sframe/gen-$b-$tag"
 			fi
 		done

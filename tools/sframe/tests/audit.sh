@@ -21,6 +21,8 @@ A=$OUT/sframe-audit.so
 AF=$OUT/sframe-audit-filephdr.so
 STUB=$OUT/prctl-stub
 LOOP=$OUT/dlopen-loop
+CANCEL=$OUT/cancel-loop
+LIBC=$(ldd "$OUT/dlopen-loop" | sed -n 's/.*libc\.so\.6 => \(\S*\).*/\1/p')
 GEN=$OUT/sframe-gen
 T=$OUT/audit-test
 PY=${PYTHON:-python3}
@@ -148,9 +150,9 @@ def phdrs(path):
     ent, num = struct.unpack_from('<HH', d, 0x36)
     for i in range(num):
         o = off + i * ent
-        t, f, fo, va, _, fs, ms, _ = struct.unpack_from('<IIQQQQQQ', d, o)
+        t, f, fo, va, _, fs, ms, al = struct.unpack_from('<IIQQQQQQ', d, o)
         yield dict(at=o, type=t, flags=f, offset=fo, vaddr=va, filesz=fs,
-                   memsz=ms)
+                   memsz=ms, align=al)
 
 def text_of(path):
     xs = [p for p in phdrs(path) if p['type'] == PT_LOAD and p['flags'] & PF_X]
@@ -163,8 +165,39 @@ def sframe_phdr(path):
             return p['vaddr'], p['memsz']
     return None
 
+SIDECAR_MAGIC, SIDECAR_HDR = b'SFRMSIDE', 96
+
+def build_id(path):
+    """The GNU build ID of an ELF file, from its PT_NOTEs."""
+    d = open(path, 'rb').read()
+    for p in phdrs(path):
+        if p['type'] != 4:
+            continue
+        o, end = p['offset'], p['offset'] + p['filesz']
+        al = 8 if p.get('align') == 8 else 4
+        while o + 12 <= end:
+            nsz, dsz, typ = struct.unpack_from('<III', d, o)
+            name = o + 12
+            desc = name + (nsz + al - 1) // al * al
+            if typ == 3 and d[name:name + nsz] == b'GNU\0':
+                return d[desc:desc + dsz]
+            o = desc + (dsz + al - 1) // al * al
+    raise SystemExit('no build ID in ' + path)
+
+def sidecar_bytes(sec, obj):
+    """The sidecar of section sec for the object obj (its build ID)."""
+    bid = build_id(obj)
+    hdr = SIDECAR_MAGIC + struct.pack('<IIII', SIDECAR_HDR, 1, len(bid),
+                                      len(sec)) + bid
+    return hdr + bytes(SIDECAR_HDR - len(hdr)) + bytes(sec)
+
+def section_of(data):
+    """The section of a sidecar file (or of a raw section)."""
+    return data[SIDECAR_HDR:] if data[:8] == SIDECAR_MAGIC else data
+
 def func_starts(sec, vaddr):
     """Function start vaddrs of a v2/v3 section at vaddr."""
+    sec = section_of(sec)
     ver, flags, aux = sec[2], sec[3], sec[7]
     nf, fdoff = struct.unpack_from('<I', sec, 8)[0], struct.unpack_from('<I', sec, 20)[0]
     esz, fmt = (20, '<i') if ver == 2 else (16, '<q')
@@ -237,9 +270,9 @@ def read_funcs(sec, vaddr):
 def secvaddr(path, name='.sframe'):
     print(hex(section_vaddr(path, name)))
 
-def rebase(raw, vaddr, dst, fmt='v3', shift='0'):
-    """A section at vaddr -> a sidecar (as if at vaddr 0), v3 or v2;
-    shift moves every function (a sidecar for some other object)."""
+def rebase(raw, vaddr, dst, fmt, shift, obj):
+    """A section at vaddr -> a sidecar of obj (as if at vaddr 0), v3 or
+    v2; shift moves every function (rules for some other code)."""
     sec = bytearray(open(raw, 'rb').read())
     vaddr, shift = int(vaddr, 0), int(shift, 0)
     flags, nfres, fdes = read_funcs(sec, vaddr)
@@ -249,7 +282,7 @@ def rebase(raw, vaddr, dst, fmt='v3', shift='0'):
         for i, f in enumerate(fdes):
             o = h + fdoff + i * 16
             struct.pack_into('<q', sec, o, f[0] + shift - (o if flags & 4 else 0))
-        open(dst, 'wb').write(sec)
+        open(dst, 'wb').write(sidecar_bytes(sec, obj))
         return
     pcrel = fmt == 'v2'
     fres = b''
@@ -263,7 +296,7 @@ def rebase(raw, vaddr, dst, fmt='v3', shift='0'):
         fres += attr[5:]
     hdr = struct.pack('<HBBBbbBIIIII', 0xdee2, 2, 1 | (4 if pcrel else 0),
                       3, 0, -8, 0, len(fdes), nfres, len(fres), 0, len(idx))
-    open(dst, 'wb').write(hdr + idx + fres)
+    open(dst, 'wb').write(sidecar_bytes(hdr + idx + fres, obj))
 
 def samefuncs(raw, vaddr, *sidecars):
     """Do the sidecars (at vaddr 0) name the functions the section does?"""
@@ -275,13 +308,22 @@ def samefuncs(raw, vaddr, *sidecars):
                                                   [hex(f) for f in want]))
 
 def corrupt(mode, src, dst):
+    """A broken copy of the sidecar src."""
     d = bytearray(open(src, 'rb').read())
+    h = SIDECAR_HDR
     if mode == 'truncated':
         d = d[:len(d) * 2 // 3]
     elif mode == 'magic':
-        d[0:2] = b'\x34\x12'
+        d[h:h + 2] = b'\x34\x12'
     elif mode == 'hugefdes':
-        struct.pack_into('<I', d, 8, 0xffffffff)
+        struct.pack_into('<I', d, h + 8, 0xffffffff)
+    elif mode == 'raw':
+        d = d[h:]
+    elif mode == 'buildid':
+        d[24] ^= 0xff
+    elif mode == 'trailing':
+        d += b'\0' * 64
+        struct.pack_into('<I', d, 20, len(d) - h)
     open(dst, 'wb').write(d)
 
 LOG_ADD = re.compile(r'^add pid=\d+ sframe=(0x[0-9a-f]+|0)-(0x[0-9a-f]+|0) '
@@ -410,7 +452,7 @@ def check_loop(prefix, log, out, want, *specs):
                 bad.append('sframe %#x-%#x, want %#x-%#x: %s' %
                            (ss, se, bias + sv, bias + sv + sm, line))
         else:
-            side = open(kind.split(':', 1)[1], 'rb').read()
+            side = section_of(open(kind.split(':', 1)[1], 'rb').read())
             starts = func_starts(side, 0)
             if se - ss != len(side):
                 bad.append('sframe size %#x, sidecar has %#x: %s' %
@@ -542,7 +584,8 @@ echo "# sframe-audit host test, OUT=$OUT"
 
 # ---- 1. what is needed ----
 missing=
-for f in "$A" "$AF" "$STUB" "$LOOP" "$OUT/libloop-a.so" "$OUT/libloop-b.so" \
+for f in "$A" "$AF" "$STUB" "$LOOP" "$CANCEL" "$OUT/libloop-a.so" \
+	 "$OUT/libloop-b.so" "$OUT/libloop-c.so" "$GEN" "$LIBC" \
 	 "$VEC/libvec.so" "$VEC/vec_plt"; do
 	[ -e "$f" ] || missing="$missing $f"
 done
@@ -558,6 +601,7 @@ ok "build and fixtures present"
 # ---- 2. fixtures: libvec.so as is, without PT_GNU_SFRAME + a sidecar ----
 mkdir -p "$T/pt" "$T/side" "$T/sc" "$T/v2" "$T/v2abs" "$T/rp" "$T/link"
 cp "$VEC/libvec.so" "$T/pt/libvec.so"
+SIDE=$T/side/libvec-side.so
 fixtures() {
 	local sv
 	objcopy -O binary --only-section=.sframe "$VEC/libvec.so" \
@@ -569,10 +613,10 @@ fixtures() {
 		return 1
 	fi
 	sv=$(tool secvaddr "$VEC/libvec.so") || return 1
-	tool rebase "$T/libvec.raw" "$sv" "$T/sc/libvec-side.so.sframe" v3 &&
-	tool rebase "$T/libvec.raw" "$sv" "$T/v2/libvec-side.so.sframe" v2 &&
-	tool rebase "$T/libvec.raw" "$sv" "$T/v2abs/libvec-side.so.sframe" v2abs &&
-	tool rebase "$T/libvec.raw" "$sv" "$T/libvec-shifted.sframe" v3 0x100000 &&
+	tool rebase "$T/libvec.raw" "$sv" "$T/sc/libvec-side.so.sframe" v3 0 "$SIDE" &&
+	tool rebase "$T/libvec.raw" "$sv" "$T/v2/libvec-side.so.sframe" v2 0 "$SIDE" &&
+	tool rebase "$T/libvec.raw" "$sv" "$T/v2abs/libvec-side.so.sframe" v2abs 0 "$SIDE" &&
+	tool rebase "$T/libvec.raw" "$sv" "$T/libvec-shifted.sframe" v3 0x100000 "$SIDE" &&
 	tool samefuncs "$T/libvec.raw" "$sv" "$T/sc/libvec-side.so.sframe" \
 		"$T/v2/libvec-side.so.sframe" "$T/v2abs/libvec-side.so.sframe"
 }
@@ -676,19 +720,30 @@ tap tool check-loop "sidecar at realpath" "$T/rp.log" "$T/rp.out" 3 \
 	"$T/link/libvec-link.so=side:$T/rp/libvec-rp.so.sframe"
 
 # ---- 7. bad sidecars: one message naming the file, no add ----
-for bad in truncated magic hugefdes shifted; do
+# (with SFRAME_AUDIT_WARN=1; without it, nothing on stderr)
+#  truncated, magic, hugefdes: a broken file or section header;
+#  shifted: functions outside the object's text; raw: a bare section,
+#  which names no object; buildid: another build ID; trailing: bytes
+#  after the section; other: sframe-gen's sidecar of libloop-a.so.
+for bad in truncated magic hugefdes shifted raw buildid trailing other; do
 	mkdir -p "$T/bad-$bad"
-	if [ $bad = shifted ]; then
-		cp "$T/libvec-shifted.sframe" "$T/bad-$bad/libvec-side.so.sframe"
-	else
-		tool corrupt $bad "$T/sc/libvec-side.so.sframe" \
-			"$T/bad-$bad/libvec-side.so.sframe"
-	fi
+	case $bad in
+	shifted) cp "$T/libvec-shifted.sframe" "$T/bad-$bad/libvec-side.so.sframe" ;;
+	other) "$GEN" -o "$T/bad-$bad/libvec-side.so.sframe" "$OUT/libloop-a.so" ;;
+	*) tool corrupt $bad "$T/sc/libvec-side.so.sframe" \
+		"$T/bad-$bad/libvec-side.so.sframe" ;;
+	esac
 	stub "bad-$bad" -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/bad-$bad" \
-		"$LOOP" 3 "$SIDE" "$PTLIB"
+		SFRAME_AUDIT_WARN=1 "$LOOP" 3 "$SIDE" "$PTLIB"
 	bad_sidecar() {
 		rc_is "bad-$1" 0 &&
 		one_msg "bad-$1" "$T/bad-$1/libvec-side.so.sframe" &&
+		case $1 in
+		buildid|other) one_msg "bad-$1" "is of another object (build ID" ;;
+		raw) one_msg "bad-$1" "not a sidecar" ;;
+		trailing) one_msg "bad-$1" "its SFrame header accounts for" ;;
+		*) true ;;
+		esac &&
 		tool check-loop "bad-$1" "$T/bad-$1.log" "$T/bad-$1.out" 4 \
 			"$PTLIB=pt" >"$T/bad.tap" &&
 		! grep -q '^not ok' "$T/bad.tap" || { cat "$T/bad.tap"; return 1; }
@@ -697,6 +752,10 @@ for bad in truncated magic hugefdes shifted; do
 		bad_sidecar $bad
 	sed 's/^/    # /' "$T/bad-$bad.err"
 done
+stub bad-quiet -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/bad-other" \
+	"$LOOP" 3 "$SIDE" "$PTLIB"
+check "bad sidecar without SFRAME_AUDIT_WARN: status 0, nothing on stderr" \
+	sh -c "[ \$(cat '$T/bad-quiet.rc') = 0 ] && [ ! -s '$T/bad-quiet.err' ]"
 
 # binutils 2.40 (as --gsframe) makes v1 sections, with PT_GNU_SFRAME
 v1_lib() {
@@ -708,10 +767,11 @@ v1_lib() {
 if ! v1_lib >"$T/why" 2>&1; then
 	skip "PT_GNU_SFRAME with SFrame v1" "cannot build one: $(head -n 1 "$T/why")"
 else
-	stub v1 -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/v1" "$LOOP" 3 \
+	stub v1 -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/v1" \
+		SFRAME_AUDIT_WARN=1 "$LOOP" 3 \
 		"$T/v1/libloop-v1.so" "$PTLIB"
 	v1_check() {
-		rc_is v1 0 && one_msg v1 "PT_GNU_SFRAME: version 1 not supported" &&
+		rc_is v1 0 && one_msg v1 "PT_GNU_SFRAME: offset 2: SFrame version 1" &&
 		tool check-loop v1 "$T/v1.log" "$T/v1.out" 4 "$PTLIB=pt" \
 			>"$T/v1.tap" &&
 		! grep -q '^not ok' "$T/v1.tap" || { cat "$T/v1.tap"; return 1; }
@@ -723,7 +783,7 @@ fi
 
 # ---- 8. errors from the kernel ----
 stub einval -e EINVAL -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/sc" \
-	"$LOOP" 5 "$PTLIB" "$SIDE"
+	SFRAME_AUDIT_WARN=1 "$LOOP" 5 "$PTLIB" "$SIDE"
 check "EINVAL for everything: exit status 0" rc_is einval 0
 check "EINVAL for everything: one 'no PR_ADD_SFRAME support' message" \
 	one_msg einval "kernel has no PR_ADD_SFRAME support"
@@ -733,7 +793,7 @@ check "EINVAL for everything: the loop ran" \
 	test "$(grep -c '^open ' "$T/einval.out")" = 12
 
 stub enomem -e ENOMEM -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/sc" \
-	"$LOOP" 5 "$PTLIB" "$SIDE"
+	SFRAME_AUDIT_WARN=1 "$LOOP" 5 "$PTLIB" "$SIDE"
 check "ENOMEM for everything: exit status 0" rc_is enomem 0
 check "ENOMEM for everything: one message" \
 	one_msg enomem "PR_ADD_SFRAME sframe="
@@ -752,6 +812,89 @@ check "2000 dlopens: adds == removes == 4002, adds succeeded, removes after the 
 check "2000 dlopens: /proc/self/maps lines equal, anonymous RSS within 64 kB" \
 	tool leak "$T/leak.out" 64
 sed 's/^/    # /' "$T/why"
+
+# ---- 9b. 1000 dlmopen() namespaces: no growth ----
+# The loader sends no LA_ACT_CONSISTENT when a namespace becomes empty;
+# the entries of its objects are reaped when the next namespace maps
+# objects where they were (or at the next LA_ACT_CONSISTENT).
+mkdir -p "$T/ns"
+"$GEN" -o "$T/ns/libloop-c.so.sframe" "$OUT/libloop-c.so" &&
+"$GEN" -o "$T/ns/libc.so.6.sframe" "$LIBC" ||
+	not_ok "sframe-gen sidecars of libloop-c.so and libc"
+stub ns -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/ns" \
+	"$LOOP" -q -m 1000 "$OUT/libloop-c.so"
+check "1000 dlmopen namespaces: exit status 0, no stderr" \
+	sh -c "[ \$(cat '$T/ns.rc') = 0 ] && [ ! -s '$T/ns.err' ]"
+ns_counts() {
+	local adds ok
+	adds=$(grep -c '^add .*/libloop-c\.so .*-> 0$' "$T/ns.log")
+	ok=$(grep -c '^add .*/libc\.so\.6 .*-> 0$' "$T/ns.log")
+	[ "$adds" = 1000 ] && [ "$ok" = 1002 ] &&
+	grep -Eq 'leftovers=[2-4]$' "$T/ns.log" && return 0
+	echo "want 1000 libloop-c and 1002 libc adds, 2-4 left at exit:"
+	grep -c '^add' "$T/ns.log"
+	grep summary "$T/ns.log"
+	return 1
+}
+check "1000 dlmopen namespaces: each namespace's libloop-c and libc added, all but the last reaped" \
+	ns_counts
+check "1000 dlmopen namespaces: /proc/self/maps lines equal, anonymous RSS within 64 kB" \
+	tool leak "$T/ns.out" 64
+sed 's/^/    # /' "$T/why"
+
+# ---- 9c. threads cancelled inside dlopen()/dlclose() ----
+# open(), pread(), msync() are cancellation points: cancelled inside the
+# module's callbacks, a thread would unwind with the loader's lock held
+# and the next dlopen() would block for ever.
+stub cancel -- timeout 60 env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/sc" \
+	"$CANCEL" 200 "$SIDE"
+check "200 threads cancelled in dlopen/dlclose loops: all joined, dlopen works after (60 s timeout)" \
+	sh -c "[ \$(cat '$T/cancel.rc') = 0 ] && grep -qx '200 cycles' '$T/cancel.out' ||
+	       { echo status \$(cat '$T/cancel.rc'); cat '$T/cancel.err'; exit 1; }"
+check "cancel loop: sections added and reaped while threads were cancelled" \
+	sh -c "[ \$(grep -c '^add .*-> 0\$' '$T/cancel.log') -ge 200 ]"
+
+# ---- 9d. a sidecar path that is no regular file ----
+# A FIFO would block open() for ever (the program hangs at start-up), a
+# device may act on open: neither is opened.
+mkdir -p "$T/fifo" "$T/dev" "$T/fifo-rp"
+mkfifo "$T/fifo/libvec-side.so.sframe"
+ln -sf /dev/zero "$T/dev/libvec-side.so.sframe"
+cp "$SIDE" "$T/fifo-rp/libvec-fifo.so"
+mkfifo "$T/fifo-rp/libvec-fifo.so.sframe"
+for k in fifo dev fifo-rp; do
+	if [ $k = fifo-rp ]; then
+		stub "$k" -- timeout 20 env -u SFRAME_SIDECAR_DIR LD_AUDIT="$A" \
+			SFRAME_AUDIT_WARN=1 "$LOOP" 3 "$T/fifo-rp/libvec-fifo.so" "$PTLIB"
+	else
+		stub "$k" -- timeout 20 env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/$k" \
+			SFRAME_AUDIT_WARN=1 "$LOOP" 3 "$SIDE" "$PTLIB"
+	fi
+	check "sidecar is a $k: exit status 0 at once (20 s timeout), one 'not a regular file' message" \
+		sh -c "[ \$(cat '$T/$k.rc') = 0 ] &&
+		       [ \$(wc -l < '$T/$k.err') = 1 ] &&
+		       grep -q 'sframe: not a regular file\$' '$T/$k.err' ||
+		       { echo status \$(cat '$T/$k.rc'); cat '$T/$k.err'; exit 1; }"
+done
+
+# ---- 9e. the loader's program headers, no unusual system call ----
+check "program headers come from dlinfo(RTLD_DI_PHDR), not the file" \
+	sh -c "! grep -q 'program headers from the file' '$T/pltdbg.err' &&
+	       ! grep -q 'no program headers from dlinfo' '$T/pltdbg.err'"
+check "the module imports no process_vm_readv (sandboxes kill for it)" \
+	sh -c "! nm -D --undefined-only '$A' | grep -w process_vm_readv"
+
+# ---- 9f. exit while other threads dlopen(): _dl_fini's unlocked la_objclose ----
+exit_race() {
+	local i
+	for i in $(seq 50); do
+		timeout 20 "$STUB" -o "$T/race.log" -- env LD_AUDIT="$A" \
+			SFRAME_SIDECAR_DIR="$T/sc" "$CANCEL" -x 4 "$SIDE" \
+			>"$T/race.out" 2>"$T/race.err" ||
+			{ echo "run $i: status $?"; cat "$T/race.err"; return 1; }
+	done
+}
+check "50 exits with 4 threads in dlopen loops: every run status 0" exit_race
 }
 
 if $have_stub; then
@@ -762,11 +905,15 @@ fi
 
 # ---- 10. the host kernel itself (no PR_ADD_SFRAME: EINVAL) ----
 host_kernel() {
-	env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/sc" "$LOOP" 5 "$PTLIB" \
-		"$SIDE" >"$T/host.out" 2>"$T/host.err"
+	env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/sc" SFRAME_AUDIT_WARN=1 \
+		"$LOOP" 5 "$PTLIB" "$SIDE" >"$T/host.out" 2>"$T/host.err"
 	echo $? >"$T/host.rc"
 	rc_is host 0 && one_msg host "kernel has no PR_ADD_SFRAME support" &&
-	test "$(grep -c '^open ' "$T/host.out")" = 12
+	test "$(grep -c '^open ' "$T/host.out")" = 12 || return 1
+	env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/sc" "$LOOP" 5 "$PTLIB" \
+		"$SIDE" >"$T/hostq.out" 2>"$T/hostq.err"
+	echo $? >"$T/hostq.rc"
+	rc_is hostq 0 && no_stderr hostq
 }
 # Does this kernel lack the interface (EINVAL to removing an unknown address)?
 if "$PY" -c '
@@ -775,7 +922,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 r = libc.syscall(157, 80, 4096, 0, 0, 0)
 sys.exit(0 if r == -1 and ctypes.get_errno() == 22 else 1)
 '; then
-	check "host kernel (EINVAL): one message, program works" host_kernel
+	check "host kernel (EINVAL): one message with SFRAME_AUDIT_WARN=1, none without; program works" host_kernel
 else
 	skip "host kernel: one message, program works" \
 		"this kernel implements PR_REMOVE_SFRAME"
@@ -856,6 +1003,72 @@ gen_tests() {
 	check "libc sidecar: the audit module's own libc and the program's added, kept at exit" \
 		own_ns
 }
+# ---- 12. real programs: their output is theirs ----
+# stdout, stderr and exit status of each command (run by sh -c, which is
+# audited too) are the same with the module as without: on the host
+# kernel (no PR_ADD_SFRAME) and, if there is one, under prctl-stub with a
+# libc sidecar (registrations happen).
+REAL=(
+	"git --version"
+	"python3 -c 'import zlib, sqlite3; print(zlib.crc32(b\"sframe\"), sqlite3.sqlite_version)'"
+	"perl -MPOSIX -e 'print floor(2.5), qq(\\n)'"
+	"ls /nonexistent-sframe-dir"
+	"echo out; echo err >&2; exit 3"
+	"gcc --version"
+	"printf 'int main(void){return 7;}' | gcc -x c -o $T/real-a.out - && $T/real-a.out"
+	"awk 'BEGIN { print 6 * 7 }'"
+	"sort -r /etc/os-release"
+	"readelf -h /bin/true"
+	"objdump -f /bin/true"
+	"tar --version"
+	"make --version"
+	"gzip -c /etc/os-release | gzip -dc | sha256sum"
+	"openssl version"
+	"find /usr/share/doc/libc6 -maxdepth 1 -name copyright"
+	"date -u -d @0"
+	"bash -c 'type ls; ulimit -n'"
+)
+real_programs() {
+	local mode=$1 cmd n=0 i=0 have
+	for cmd in "${REAL[@]}"; do
+		i=$((i + 1))
+		have=${cmd%% *}
+		case $have in echo|printf) have=sh ;; esac
+		command -v "$have" >/dev/null || continue
+		n=$((n + 1))
+		sh -c "$cmd" >"$T/real.o0" 2>"$T/real.e0" </dev/null
+		echo "status $?" >>"$T/real.o0"
+		if [ "$mode" = stub ]; then
+			timeout 120 "$STUB" -o "$T/real.log" -- env LD_AUDIT="$A" \
+				SFRAME_SIDECAR_DIR="$T/ns" sh -c "$cmd" \
+				>"$T/real.o1" 2>"$T/real.e1" </dev/null
+		else
+			env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/ns" sh -c "$cmd" \
+				>"$T/real.o1" 2>"$T/real.e1" </dev/null
+		fi
+		echo "status $?" >>"$T/real.o1"
+		if ! cmp -s "$T/real.o0" "$T/real.o1" ||
+		   ! cmp -s "$T/real.e0" "$T/real.e1"; then
+			echo "$cmd: output differs with the module:"
+			diff "$T/real.o0" "$T/real.o1"
+			diff "$T/real.e0" "$T/real.e1"
+			return 1
+		fi
+	done
+	[ "$n" -ge 12 ] || { echo "only $n of ${#REAL[@]} programs here"; return 1; }
+	echo "$n programs"
+}
+check "real programs on the host kernel: stdout, stderr and status as without the module" \
+	real_programs host
+sed 's/^/    # /' "$T/why"
+if $have_stub; then
+	check "real programs under prctl-stub, libc sidecar: stdout, stderr and status as without" \
+		real_programs stub
+	sed 's/^/    # /' "$T/why"
+	check "real programs under prctl-stub: libc was registered" \
+		grep -q '^add .*/libc\.so\.6 .*-> 0$' "$T/real.log"
+fi
+
 if [ ! -x "$GEN" ]; then
 	skip "sframe-gen sidecars for libloop-a/b" "$GEN not built"
 elif ! $have_stub; then

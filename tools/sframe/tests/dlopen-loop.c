@@ -4,9 +4,10 @@
  * sframe-audit.so test: every dlopen is an la_objopen() (PR_ADD_SFRAME),
  * every dlclose an la_objclose() and, once unmapped, a PR_REMOVE_SFRAME.
  *
- * Usage: dlopen-loop [-q] N LIB...
+ * Usage: dlopen-loop [-q] [-m] N LIB...
  *
- * N times: for each LIB, dlopen(RTLD_NOW | RTLD_LOCAL), call its entry
+ * N times: for each LIB, dlopen(RTLD_NOW | RTLD_LOCAL) (-m: dlmopen() in
+ * a new namespace, which loads a libc of its own), call its entry
  * function (loop_entry, else libvec_entry: void f(int)), dlclose.  Then
  * one pass with the first two LIBs open at once, closed in the order they
  * were opened (not LIFO).  Prints on stdout, for the test:
@@ -25,14 +26,15 @@
 #include <string.h>
 #include <unistd.h>
 
-static bool quiet;
+static bool quiet, newns;
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: dlopen-loop [-q] N LIB...\n"
+		"Usage: dlopen-loop [-q] [-m] N LIB...\n"
 		"dlopen, call loop_entry or libvec_entry, dlclose each LIB, N times;\n"
-		"then the first two LIBs open at once.  -q: no \"open\" lines.\n");
+		"then the first two LIBs open at once.  -q: no \"open\" lines;\n"
+		"-m: dlmopen(LM_ID_NEWLM) instead of dlopen.\n");
 }
 
 static void *open_lib(const char *lib)
@@ -40,7 +42,10 @@ static void *open_lib(const char *lib)
 	struct link_map *lm;
 	void *h;
 
-	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (newns)
+		h = dlmopen(LM_ID_NEWLM, lib, RTLD_NOW | RTLD_LOCAL);
+	else
+		h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		fprintf(stderr, "dlopen-loop: %s\n", dlerror());
 		exit(1);
@@ -121,9 +126,15 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (argc > 1 && !strcmp(argv[1], "-q")) {
-		quiet = true;
-		first = 2;
+	for (; first < argc && argv[first][0] == '-'; first++) {
+		if (!strcmp(argv[first], "-q")) {
+			quiet = true;
+		} else if (!strcmp(argv[first], "-m")) {
+			newns = true;
+		} else {
+			usage(stderr);
+			return 1;
+		}
 	}
 	if (argc < first + 2) {
 		usage(stderr);

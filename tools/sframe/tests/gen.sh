@@ -195,10 +195,12 @@ if [ -f "$T/chain32" ]; then
 fi
 
 # ---- 4. the checker catches wrong data -----------------------------------------
-# mutate.py IN OUT WHAT: patch a v3 section (vaddr 0) produced above
+# mutate.py IN OUT WHAT: patch a v3 sidecar (vaddr 0) produced above
 cat > "$T/mutate.py" <<'EOF'
 import struct, sys
-d = bytearray(open(sys.argv[1], "rb").read())
+raw = open(sys.argv[1], "rb").read()
+hdr = raw[:96] if raw[:8] == b"SFRMSIDE" else b""
+d = bytearray(raw[len(hdr):])
 what = sys.argv[3]
 nf, nfre, frelen, fdeoff, freoff = struct.unpack_from("<IIIII", d, 8)
 H = 28 + d[7]
@@ -247,7 +249,7 @@ for i in order:
         d[p:p + ss] = nxt.to_bytes(ss, "little") if nxt > s else d[p:p + ss]
         print("0x%x" % (e + start + s))
         break
-open(sys.argv[2], "wb").write(d)
+open(sys.argv[2], "wb").write(hdr + d)
 EOF
 for what in cfa fp start row; do
 	at=$(python3 "$T/mutate.py" "$T/chain-V3.sf" "$T/bad-$what.sf" $what)

@@ -300,6 +300,18 @@ def sec_kind(kind, d):
     if kind == "num-fdes":
         put(d, "I", 8, 0xffffffff)
         return "offset 8: num_fdes 0xffffffff"
+    if kind == "no-fdes":
+        put(d, "I", 8, 0)
+        return "offset 8: num_fdes 0"
+    if kind == "unsorted":
+        d[3] &= ~1
+        return "offset 3: SFRAME_F_FDE_SORTED clear"
+    if kind == "fp8":
+        d[5] = 8
+        return "offset 5: fixed FP offset 8"
+    if kind == "num-fres-total":
+        put(d, "I", 12, get(d, "I", 16))
+        return "offset 12: num_fres = fre_len"
     if kind == "fdes-off":
         put(d, "I", 20, len(d))
         return "offset 20: fdes_off 0x%x (past the end)" % len(d)

@@ -73,8 +73,8 @@ setup() {
 	"$DUMP" "$T/good" > /dev/null &&
 	gcc -O2 -c -o "$T/good.o" "$T/prog.c" &&
 	gcc -m32 -O2 -o "$T/good32" "$T/prog.c" &&
-	"$GEN" -o "$T/good.v3" "$T/good" &&
-	"$GEN" -V 2 -o "$T/good.v2" "$T/good" &&
+	"$GEN" --raw -o "$T/good.v3" "$T/good" &&
+	"$GEN" --raw -V 2 -o "$T/good.v2" "$T/good" &&
 	"$CHECK" --sframe "$T/good.v3" "$T/good" > /dev/null
 }
 if ! setup; then
@@ -154,7 +154,7 @@ row() {
 	shift 4
 	local B=$T/bad-$name
 	G=$T/good G3=$T/good.v3 G2=$T/good.v2 B=$B O=$T/good.o G32=$T/good32 \
-		MK=$MK bash -c "$make" > "$T/mk.out" 2>&1
+		MK=$MK GEN=$GEN bash -c "$make" > "$T/mk.out" 2>&1
 	if [ $? != 0 ] || [ ! -e "$B" ]; then
 		echo "not ok - $name (making the input)"
 		sed 's/^/    # /' "$T/mk.out"
@@ -246,6 +246,21 @@ row sf-mask-rep-size-0 '$MK sec mask-set-rep0 $G3 $B' "$R" "offset $x: FDE 0: PC
 row sf-v2-pauth '$MK sec pauth $G2 $B' "$R" "offset $x: FDE 0: pauth key bit set"
 row sf-fdes-overlap '$MK sec fde-overlap $G3 $B' "rcheck" "%F: FDE 2 at $x overlaps or precedes FDE 1"
 row sf-v2-fdes-overlap '$MK sec fde-overlap $G2 $B' "rcheck" "%F: FDE 2 at $x overlaps or precedes FDE 1"
+# the header rules the kernel has too (sframe-hdr.c)
+row sf-no-fdes '$MK sec no-fdes $G3 $B' "$R" '%F: offset 8: no FDEs'
+row sf-not-sorted '$MK sec unsorted $G3 $B' "$R" '%F: offset 3: FDEs not sorted'
+row sf-fp-offset-8 '$MK sec fp8 $G3 $B' "$R" '%F: offset 5: fixed FP offset 8, amd64 has none'
+row sf-num-fres-total '$MK sec num-fres-total $G3 $B' "$R" "%F: offset 12: [0-9]+ FREs can't fit in [0-9]+ bytes"
+
+# ---- sidecars (sframe-gen's header + section) ----
+row sc-truncated '$GEN -o $B.full $G && head -c 300 $B.full > $B' "$R" \
+	'%F: offset 20: a section of [0-9]+ bytes, but 204 follow the header'
+row sc-identity-kind '$GEN -o $B $G && printf "\\011" | dd of=$B bs=1 seek=12 conv=notrunc status=none' \
+	"$R" '%F: offset 12: unknown identity kind 9'
+row sc-reserved '$GEN -o $B $G && printf "\\001" | dd of=$B bs=1 seek=90 conv=notrunc status=none' \
+	"$R" '%F: offset 90: reserved byte is not zero'
+row sc-other-object '$GEN -o $B /bin/true' "rcheck" \
+	'%F: sidecar of another object \(build ID [0-9a-f]+; .*good is build ID [0-9a-f]+\)'
 
 echo "malformed: $pass passed, $fail failed"
 [ $fail = 0 ]

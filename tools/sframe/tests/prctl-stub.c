@@ -409,44 +409,22 @@ static void funcs_note(uint32_t i, uint32_t n, uint64_t off)
 static int check_section(const uint8_t *b, uint64_t len, uint64_t start,
 			 uint64_t ts, uint64_t te, char *why, size_t whylen)
 {
-	uint32_t num_fdes, fre_len, fdes_off, fres_off, size, i;
-	uint64_t h, fdes, fdes_end, fres_end, func, prev = 0;
-	uint8_t ver, flags, allowed;
+	uint64_t func, prev = 0, fdes;
+	uint32_t num_fdes, size, i;
+	struct sf_hdr h;
+	uint8_t ver, flags;
 	size_t esz;
-	uint16_t magic;
 	int64_t val;
 	int32_t v32;
 
-	if (len < SFRAME_HDR_SIZE) {
-		snprintf(why, whylen, "shorter than the header");
+	/* the header: the rules the kernel and every tool share */
+	if (sf_hdr_check(b, len, &h, why, whylen))
 		return -1;
-	}
-	memcpy(&magic, b, 2);
-	ver = b[2];
-	flags = b[3];
-	allowed = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL |
-		  (ver == SFRAME_VERSION_2 ? SFRAME_F_FRAME_POINTER : 0);
-	if (magic != SFRAME_MAGIC || (ver != 2 && ver != 3) ||
-	    (flags & ~allowed) || b[4] != SFRAME_ABI_AMD64_LE) {
-		snprintf(why, whylen,
-			 "bad header: magic %#x version %u flags %#x abi %u",
-			 magic, ver, flags, b[4]);
-		return -1;
-	}
-	memcpy(&num_fdes, b + 8, 4);
-	memcpy(&fre_len, b + 16, 4);
-	memcpy(&fdes_off, b + 20, 4);
-	memcpy(&fres_off, b + 24, 4);
-	esz = ver == 2 ? SFRAME_V2_FDE_SIZE : SFRAME_V3_FDE_SIZE;
-	h = SFRAME_HDR_SIZE + (uint64_t)b[7];
-	fdes = h + fdes_off;
-	fdes_end = fdes + (uint64_t)num_fdes * esz;
-	fres_end = h + fres_off + (uint64_t)fre_len;
-	if (fdes_end > len || fres_end > len) {
-		snprintf(why, whylen, "index or FREs past the %#" PRIx64
-			 " bytes", len);
-		return -1;
-	}
+	ver = h.version;
+	flags = h.flags;
+	num_fdes = h.num_fdes;
+	esz = h.fde_size;
+	fdes = h.fdes;
 	for (i = 0; i < num_fdes; i++) {
 		uint64_t off = fdes + (uint64_t)i * esz;
 
@@ -464,7 +442,7 @@ static int check_section(const uint8_t *b, uint64_t len, uint64_t start,
 				 "+%#x outside the text", i, func, size);
 			return -1;
 		}
-		if ((flags & SFRAME_F_FDE_SORTED) && i && func < prev) {
+		if (i && func < prev) {
 			snprintf(why, whylen, "FDE %u: not sorted", i);
 			return -1;
 		}
