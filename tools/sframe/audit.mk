@@ -27,7 +27,7 @@ $(OUT)/prctl-stub: tests/prctl-stub.c sframe-hdr.c sframe.h | $(OUT)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ tests/prctl-stub.c sframe-hdr.c
 
 $(OUT)/dlopen-loop: tests/dlopen-loop.c | $(OUT)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl -lpthread
 
 $(OUT)/cancel-loop: tests/cancel-loop.c | $(OUT)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl -lpthread

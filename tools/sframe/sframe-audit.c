@@ -52,14 +52,22 @@
  *  - the program headers come from the loader (dlinfo(RTLD_DI_PHDR)), the
  *    file if not: no unusual system call for a sandbox to kill it for.
  *
+ * Memory: the callbacks allocate nothing with malloc(): the module runs
+ * on a libc of its own, whose malloc would give every thread that
+ * dlopen()s an arena and a cache no one frees at thread exit.  The table
+ * is mmap()ed chunks, names are fixed-size copies.
+ *
  * Concurrency: ld.so calls la_objopen() and la_activity() with its load
- * lock held (dlopen, dlmopen, dlclose), so they never run concurrently;
- * they alone change the table of registrations.  la_objclose() also comes
- * from _dl_fini() at exit, without that lock, while other threads may
- * still dlopen(): it only reads the table and marks an entry closed with
- * atomic operations, and the table's chunks are never freed or moved.
- * A wrong mark is harmless: an entry is reaped only once its text is
- * unmapped.
+ * lock held (dlopen, dlmopen, dlclose), so they never run concurrently,
+ * except at exit: _dl_fini() calls la_objclose() for every object and
+ * then la_activity(LA_ACT_CONSISTENT) without that lock, while other
+ * threads may still dlopen().  So every slot of the table has a state
+ * word (state and generation) changed only by compare-and-swap: a slot
+ * is taken (FREE -> BUSY) before it is filled, claimed (LIVE or CLOSED
+ * -> BUSY) before it is removed, and la_objclose() only marks it
+ * (LIVE -> CLOSED).  Chunks are never moved or freed.  A wrong mark is
+ * harmless: an entry is reaped only once its text is unmapped (or mapped
+ * by something else).
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -77,6 +85,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -91,9 +100,10 @@
 #endif
 
 #define SIDECAR_MAX		(256u << 20)	/* bytes; more is not a sidecar */
-#define MAX_PHNUM		4096
+#define MAX_PHNUM		256	/* from the file: more is not a library */
 
 #define PFX			"sframe-audit: "
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define EXPORT			__attribute__((visibility("default")))
 
 /* The tests also build one that takes program headers from the file. */
@@ -105,7 +115,7 @@ static const bool loader_phdrs = true;
 
 /* What went wrong; each kind (with its errno) is reported once. */
 enum sf_err {
-	E_NOSUPPORT,	/* kernel has no PR_ADD_SFRAME */
+	E_NOSUPPORT = 1, /* kernel has no PR_ADD_SFRAME (or may not call it) */
 	E_PHDR,		/* cannot find the object's program headers */
 	E_TEXT,		/* no or non-contiguous executable PT_LOAD */
 	E_SECTION,	/* PT_GNU_SFRAME data is not SFrame we accept */
@@ -117,19 +127,29 @@ enum sf_err {
 	E_REMOVE,	/* PR_REMOVE_SFRAME failed */
 };
 
-/* State of a table slot; changed with atomic operations. */
-enum { SLOT_FREE, SLOT_LIVE, SLOT_CLOSED };
+/*
+ * A slot's state word: the state in the low two bits, above them a
+ * generation that changes each time the slot is taken, so that a
+ * compare-and-swap from a state seen earlier fails if the slot has been
+ * emptied and refilled since (ABA).  Only the owner of a BUSY slot
+ * writes its other fields.
+ */
+enum { SLOT_FREE, SLOT_LIVE, SLOT_CLOSED, SLOT_BUSY };
+#define SLOT_STATE(sw)		((sw) & 3u)
+#define SLOT_AS(sw, st)		(((sw) & ~3u) | (st))
 
 /* A registered object: what its removal must undo. */
 struct reg {
-	int state;		/* SLOT_*: la_objclose() reads it unlocked */
-	struct link_map *map;	/* likewise; NULL: the module's namespace */
-	char *name;		/* for messages: map is freed by dlclose() */
+	unsigned int sw;	/* state word: read and changed atomically */
+	struct link_map *map;	/* atomic too; NULL: the module's namespace */
 	uintptr_t sframe;	/* registered section start */
 	uintptr_t text_start, text_end;
 	uintptr_t lo, hi;	/* all the object's PT_LOADs, page-rounded */
+	dev_t dev;		/* the object's file, 0 if unknown */
+	ino_t ino;
 	void *copy;		/* sidecar mapping, or NULL */
 	size_t copy_len;
+	char name[128];		/* for messages (truncated) */
 };
 
 /* The table: chunks appended under the load lock, never freed. */
@@ -151,7 +171,7 @@ struct obj {
 	uintptr_t bias;
 	const ElfW(Phdr) *phdr;
 	size_t phnum;
-	ElfW(Phdr) *phbuf;	/* malloc'd copy when read from the file */
+	bool phdr_file;		/* phdr is file_phdrs[] */
 	uintptr_t text_start, text_end;
 	uintptr_t lo, top;	/* all its PT_LOADs, page-rounded */
 	bool is_main;		/* the main program (no file name) */
@@ -170,7 +190,7 @@ static struct {
 	enum sf_err kind;
 	int err;
 } reported[32];
-static size_t nreported;
+static unsigned int nreported;
 
 static uintptr_t page_down(uintptr_t a)
 {
@@ -209,19 +229,24 @@ static void dbg(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Has (kind, err) been reported already?  Marks it as reported if not. */
+/*
+ * Has (kind, err) been reported already?  Marks it as reported if not.
+ * Two threads may get here at once at exit (see la_activity()): the
+ * index is taken atomically, so the table can't overflow; at worst a
+ * message comes twice.
+ */
 static bool seen(enum sf_err kind, int err)
 {
-	size_t i;
+	unsigned int i, n = __atomic_load_n(&nreported, __ATOMIC_ACQUIRE);
 
-	for (i = 0; i < nreported; i++)
+	for (i = 0; i < n && i < ARRAY_SIZE(reported); i++)
 		if (reported[i].kind == kind && reported[i].err == err)
 			return true;
-	if (nreported == sizeof(reported) / sizeof(reported[0]))
+	i = __atomic_fetch_add(&nreported, 1, __ATOMIC_ACQ_REL);
+	if (i >= ARRAY_SIZE(reported))
 		return true;	/* table full: quiet from now on */
-	reported[nreported].kind = kind;
-	reported[nreported].err = err;
-	nreported++;
+	reported[i].kind = kind;
+	reported[i].err = err;
 	return false;
 }
 
@@ -332,7 +357,6 @@ static bool env_on(const char *name)
 
 EXPORT unsigned int la_version(unsigned int version)
 {
-	(void)version;
 	verbosity = env_on("SFRAME_AUDIT_DEBUG") ? 2 :
 		    env_on("SFRAME_AUDIT_WARN") ? 1 : 0;
 	sidecar_dir = secure_getenv("SFRAME_SIDECAR_DIR");
@@ -353,7 +377,8 @@ EXPORT unsigned int la_version(unsigned int version)
 	find_interp();
 	find_vdso();
 	register_own_namespace();
-	return LAV_CURRENT;
+	/* the callbacks used here are in every version */
+	return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
 
 static const ElfW(Phdr) *find_phdr(const struct obj *o, uint32_t type)
@@ -387,14 +412,17 @@ static int phdrs_match(const struct obj *o)
 	return 0;
 }
 
-static int phdrs_alloc(struct obj *o, size_t phnum)
+/*
+ * Program headers read from a file go here: la_objopen() runs under the
+ * loader's lock, and the callbacks allocate nothing (see the top).
+ */
+static ElfW(Phdr) file_phdrs[MAX_PHNUM];
+
+static void phdrs_use_file(struct obj *o, size_t phnum)
 {
-	o->phbuf = malloc(phnum * sizeof(ElfW(Phdr)));
-	if (!o->phbuf)
-		return -ENOMEM;
-	o->phdr = o->phbuf;
+	o->phdr = file_phdrs;
 	o->phnum = phnum;
-	return 0;
+	o->phdr_file = true;
 }
 
 /*
@@ -435,12 +463,9 @@ static int phdr_from_file(struct obj *o)
 	err = -ENOEXEC;
 	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || !ehdr_ok(&eh))
 		goto out;
-	err = phdrs_alloc(o, eh.e_phnum);
-	if (err)
-		goto out;
+	phdrs_use_file(o, eh.e_phnum);
 	len = eh.e_phnum * sizeof(ElfW(Phdr));
-	err = -ENOEXEC;
-	if (pread(fd, o->phbuf, len, eh.e_phoff) != (ssize_t)len)
+	if (pread(fd, file_phdrs, len, eh.e_phoff) != (ssize_t)len)
 		goto out;
 	err = phdrs_match(o);
 out:
@@ -450,8 +475,7 @@ out:
 
 static void phdrs_drop(struct obj *o)
 {
-	free(o->phbuf);
-	o->phbuf = NULL;
+	o->phdr_file = false;
 	o->phdr = NULL;
 	o->phnum = 0;
 }
@@ -568,7 +592,12 @@ static bool in_load(const struct obj *o, uint64_t vaddr, uint64_t len)
 	return false;
 }
 
-/* A free slot of the table, or NULL (no memory).  Writers only. */
+/*
+ * Take a free slot of the table (BUSY, ours), or NULL if there is no
+ * memory.  Chunks come from mmap(), not malloc(): the module runs on a
+ * libc of its own, whose malloc would give every thread that dlopen()s
+ * an arena and a cache that no one frees at thread exit.
+ */
 static struct reg *slot_get(void)
 {
 	struct chunk *c, *last = NULL, *n;
@@ -576,16 +605,31 @@ static struct reg *slot_get(void)
 	size_t i;
 
 	for_each_slot(c, r, i) {
-		if (__atomic_load_n(&r->state, __ATOMIC_RELAXED) == SLOT_FREE)
-			return r;
+		unsigned int sw = __atomic_load_n(&r->sw, __ATOMIC_ACQUIRE);
+
 		last = c;
+		if (SLOT_STATE(sw) == SLOT_FREE &&
+		    __atomic_compare_exchange_n(&r->sw, &sw,
+						SLOT_AS(sw + 4, SLOT_BUSY), false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			return r;
 	}
-	n = calloc(1, sizeof(*n));
-	if (!n)
+	n = mmap(NULL, sizeof(*n), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (n == MAP_FAILED)
 		return NULL;
+	n->slot[0].sw = SLOT_BUSY;
 	/* published whole: la_objclose() may walk it at once */
 	__atomic_store_n(last ? &last->next : &chunks, n, __ATOMIC_RELEASE);
 	return n->slot;
+}
+
+static void slot_put(struct reg *r, unsigned int state)
+{
+	unsigned int sw = __atomic_load_n(&r->sw, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&r->sw, SLOT_AS(sw, state), __ATOMIC_RELEASE);
 }
 
 /*
@@ -596,6 +640,7 @@ static struct reg *slot_get(void)
 static void add(struct obj *o, uintptr_t start, size_t len, void *copy,
 		size_t copy_len, const char *src)
 {
+	struct stat st;
 	struct reg *r;
 	int err;
 
@@ -608,10 +653,16 @@ static void add(struct obj *o, uintptr_t start, size_t len, void *copy,
 	if (sys_prctl(PR_ADD_SFRAME, start, start + len, o->text_start,
 		      o->text_end)) {
 		err = errno;
+		slot_put(r, SLOT_FREE);
 		if (err == EINVAL && !added_once && kernel_lacks_prctl()) {
 			nosupport = true;
 			report(E_NOSUPPORT, err, o->name,
 			       "kernel has no PR_ADD_SFRAME support, not registering SFrame sections");
+		} else if (err == ENOSYS || err == EPERM) {
+			/* a seccomp filter, or a policy, says no */
+			nosupport = true;
+			report(E_NOSUPPORT, err, o->name,
+			       "PR_ADD_SFRAME not allowed here, not registering SFrame sections");
 		} else {
 			report(E_ADD, err, o->name,
 			       "PR_ADD_SFRAME sframe=%#lx-%#lx text=%#lx-%#lx (%s)",
@@ -623,16 +674,21 @@ static void add(struct obj *o, uintptr_t start, size_t len, void *copy,
 		goto undo;
 	}
 	added_once = true;
-	r->name = strdup(o->name);	/* NULL: messages say "object" */
+	snprintf(r->name, sizeof(r->name), "%s", o->name);
 	r->sframe = start;
 	r->text_start = o->text_start;
 	r->text_end = o->text_end;
 	r->lo = o->lo;
 	r->hi = o->top;
+	r->dev = r->ino = 0;
+	if (*o->name == '/' && !stat(o->name, &st)) {
+		r->dev = st.st_dev;
+		r->ino = st.st_ino;
+	}
 	r->copy = copy;
 	r->copy_len = copy_len;
 	__atomic_store_n(&r->map, o->map, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->state, SLOT_LIVE, __ATOMIC_RELEASE);
+	slot_put(r, SLOT_LIVE);
 	dbg(PFX "add %s sframe=%#lx-%#lx text=%#lx-%#lx (%s)", o->name,
 	    (unsigned long)start, (unsigned long)(start + len),
 	    (unsigned long)o->text_start, (unsigned long)o->text_end, src);
@@ -874,15 +930,22 @@ static int add_sidecar(struct obj *o, const char *path)
 		goto out_close;
 
 	map_len = page_up(fst.st_size);
-	/* Near the object, for v2's s32 offsets: a hint, never MAP_FIXED. */
-	map = mmap((void *)o->top, map_len, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE, fd, 0);
+	/*
+	 * Near the object, for v2's s32 offsets: a hint, never MAP_FIXED.
+	 * Read-only, so that only the pages made writable below count
+	 * against a strict overcommit limit.
+	 */
+	map = mmap((void *)o->top, map_len, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
 		report(E_NOMEM, errno, o->name, "sidecar %s: mmap %zu bytes",
 		       path, map_len);
 		goto out_close;
 	}
 	priv = SF_SIDECAR_HDR_SIZE + h.fdes_end;
+	if (mprotect(map, page_up(priv), PROT_READ | PROT_WRITE)) {
+		report(E_NOMEM, errno, o->name, "sidecar %s: mprotect", path);
+		goto out_unmap;
+	}
 	err = read_full(fd, map, priv, 0);
 	if (err) {
 		report(E_SIDECAR, -err, o->name, "sidecar %s: read", path);
@@ -895,7 +958,7 @@ static int add_sidecar(struct obj *o, const char *path)
 	}
 	if (sidecar_relocate(o, path, map + SF_SIDECAR_HDR_SIZE, &h))
 		goto out_unmap;
-	if (mprotect(map, map_len, PROT_READ)) {
+	if (mprotect(map, page_up(priv), PROT_READ)) {
 		report(E_NOMEM, errno, o->name, "sidecar %s: mprotect", path);
 		goto out_unmap;
 	}
@@ -999,57 +1062,135 @@ static bool text_gone(const struct reg *r)
 }
 
 /*
- * Drop an entry whose object is unmapped.  The kernel drops a section
- * with its text, so ENOENT is the usual answer; 0 comes from a kernel (or
- * the test stub) that does not.  On any other error the kernel may still
- * read the sidecar mapping: it stays mapped.
+ * Drop an entry (ours: BUSY) whose object is unmapped.  The kernel drops
+ * a section with its text, so ENOENT is the usual answer; 0 comes from a
+ * kernel (or the test stub) that does not.  On any other error the kernel
+ * may still read the sidecar mapping: it stays mapped.
  */
 static void remove_reg(struct reg *r)
 {
-	const char *name = r->name ? r->name : "object";
 	int err = 0;
 
 	if (sys_prctl(PR_REMOVE_SFRAME, r->sframe, 0, 0, 0))
 		err = errno;
 	if (err && err != ENOENT) {
-		report(E_REMOVE, err, name, "PR_REMOVE_SFRAME sframe=%#lx",
+		report(E_REMOVE, err, r->name, "PR_REMOVE_SFRAME sframe=%#lx",
 		       (unsigned long)r->sframe);
 	} else {
-		dbg(PFX "remove %s sframe=%#lx%s", name,
+		dbg(PFX "remove %s sframe=%#lx%s", r->name,
 		    (unsigned long)r->sframe,
 		    err ? " (gone with its text)" : "");
 		if (r->copy)
 			munmap(r->copy, r->copy_len);
 	}
-	free(r->name);
-	r->name = NULL;
 	r->copy = NULL;
 	__atomic_store_n(&r->map, NULL, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->state, SLOT_FREE, __ATOMIC_RELEASE);
+	slot_put(r, SLOT_FREE);
+}
+
+/* Take r, seen in state word sw, to remove it: false if it changed. */
+static bool claim(struct reg *r, unsigned int sw)
+{
+	return __atomic_compare_exchange_n(&r->sw, &sw,
+					   SLOT_AS(sw, SLOT_BUSY), false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+/*
+ * A closed entry whose text is still mapped, by something else?  The
+ * loader sends no LA_ACT_CONSISTENT when a dlmopen() namespace becomes
+ * empty: its objects are unmapped, and before the next callback the
+ * program may map anything there.  /proc/self/maps says whose file the
+ * mapping at each such text start is: one read for all of them, only
+ * when there are such entries.  Each that is not its object's is
+ * removed.
+ */
+static void reap_remapped(void)
+{
+	char buf[4096], *line, *nl;
+	unsigned long lo, hi, off, ino;
+	unsigned int maj, mnr;
+	size_t have = 0, i;
+	struct chunk *c;
+	struct reg *r;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (;;) {
+		n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += n;
+		buf[have] = 0;
+		line = buf;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = 0;
+			if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &lo, &hi,
+				   &off, &maj, &mnr, &ino) == 6) {
+				for_each_slot(c, r, i) {
+					unsigned int sw = __atomic_load_n(&r->sw,
+									  __ATOMIC_ACQUIRE);
+
+					if (SLOT_STATE(sw) != SLOT_CLOSED ||
+					    !r->ino || r->text_start < lo ||
+					    r->text_start >= hi)
+						continue;
+					if ((r->ino == ino &&
+					     r->dev == makedev(maj, mnr)) ||
+					    !claim(r, sw))
+						continue;
+					dbg(PFX "%s: its text is mapped by something else",
+					    r->name);
+					remove_reg(r);
+				}
+			}
+			line = nl + 1;
+		}
+		have -= line - buf;
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)
+			have = 0;	/* a line this long is not a mapping */
+	}
+	close(fd);
 }
 
 /*
  * Reap the entries of objects that are gone: closed ones whose text is
  * unmapped, and any that overlap [lo, hi), where an object is being
- * mapped now.  The second catches what the loader doesn't announce: when
- * a dlmopen() namespace becomes empty, no LA_ACT_CONSISTENT follows, and
- * the next namespace maps its objects where those were.  Writers only.
+ * mapped now (the loader sends nothing when a dlmopen() namespace
+ * becomes empty, and the next one maps its objects where those were).
+ * With remapped, also closed ones whose text is mapped again by
+ * something else.  Entries are claimed with a compare-and-swap first: at
+ * exit two threads may reap at once (see la_activity()).
  */
-static void reap(uintptr_t lo, uintptr_t hi)
+static void reap(uintptr_t lo, uintptr_t hi, bool remapped)
 {
+	bool closed_mapped = false;
 	struct chunk *c;
 	struct reg *r;
 	size_t i;
 
 	for_each_slot(c, r, i) {
-		int state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+		unsigned int sw = __atomic_load_n(&r->sw, __ATOMIC_ACQUIRE);
+		unsigned int state = SLOT_STATE(sw);
 
-		if (state == SLOT_FREE)
+		if (state != SLOT_LIVE && state != SLOT_CLOSED)
 			continue;
 		if ((r->lo < hi && lo < r->hi) ||
-		    (state == SLOT_CLOSED && text_gone(r)))
-			remove_reg(r);
+		    (state == SLOT_CLOSED && text_gone(r))) {
+			if (claim(r, sw))
+				remove_reg(r);
+		} else if (state == SLOT_CLOSED && r->ino) {
+			closed_mapped = true;
+		}
 	}
+	if (remapped && closed_mapped)
+		reap_remapped();
 }
 
 /* The callbacks run with cancellation disabled and errno kept. */
@@ -1101,9 +1242,8 @@ EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid,
 		goto out;
 	}
 	object_range(&o);
-	reap(o.lo, o.top);
+	reap(o.lo, o.top, true);
 	register_object(&o);
-	free(o.phbuf);
 out:
 	cb_leave(&cs);
 	return 0;
@@ -1129,13 +1269,14 @@ EXPORT unsigned int la_objclose(uintptr_t *cookie)
 
 	cb_enter(&cs);
 	for_each_slot(c, r, i) {
-		int live = SLOT_LIVE;
+		unsigned int sw = __atomic_load_n(&r->sw, __ATOMIC_ACQUIRE);
 
-		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != SLOT_LIVE ||
+		if (SLOT_STATE(sw) != SLOT_LIVE ||
 		    __atomic_load_n(&r->map, __ATOMIC_RELAXED) != map)
 			continue;
-		if (__atomic_compare_exchange_n(&r->state, &live, SLOT_CLOSED,
-						false, __ATOMIC_ACQ_REL,
+		if (__atomic_compare_exchange_n(&r->sw, &sw,
+						SLOT_AS(sw, SLOT_CLOSED), false,
+						__ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED))
 			dbg(PFX "close link_map %p", (void *)map);
 		break;
@@ -1147,7 +1288,9 @@ EXPORT unsigned int la_objclose(uintptr_t *cookie)
 /*
  * dlclose() calls LA_ACT_CONSISTENT once it has unmapped what it unloads
  * (not when a dlmopen() namespace became empty: la_objopen() reaps
- * those), as do dlopen() and dlmopen(): reap what is gone.
+ * those), as do dlopen() and dlmopen(): reap what is gone.  _dl_fini()
+ * sends it too, after dropping the loader's lock, so this can run beside
+ * another thread's la_objopen(): reap() claims what it removes.
  */
 EXPORT void la_activity(uintptr_t *cookie, unsigned int flag)
 {
@@ -1157,6 +1300,6 @@ EXPORT void la_activity(uintptr_t *cookie, unsigned int flag)
 	if (flag != LA_ACT_CONSISTENT)
 		return;
 	cb_enter(&cs);
-	reap(0, 0);
+	reap(0, 0, false);
 	cb_leave(&cs);
 }

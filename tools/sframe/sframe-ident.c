@@ -91,7 +91,7 @@ static int build_id(const struct sf_image *img, struct sf_ident *id)
 		n = at(img, p->p_vaddr, p->p_filesz);
 		if (!n)
 			continue;
-		while (p->p_filesz - off >= 12) {
+		while (off <= p->p_filesz && p->p_filesz - off >= 12) {
 			uint64_t namesz = get(n + off, 4), descsz = get(n + off + 4, 4);
 			uint64_t name = off + 12;
 			uint64_t desc = name + ((namesz + align - 1) & ~(align - 1));

@@ -14,13 +14,16 @@
  * next dlopen() anywhere blocks for ever.  So this either finishes ("N
  * cycles"), or hangs and the test's timeout says so.
  *
- * With -x, T threads dlopen() and dlclose() LIB over and over while the
- * main thread exits: _dl_fini() calls la_objclose() for every object
+ * With -x, T threads dlopen() (half of them dlmopen()) and dlclose() LIB
+ * over and over while the main thread exits: _dl_fini() calls la_objclose() for every object
  * without the loader's lock, while the threads' la_objopen() may still
  * grow the module's table.  Exit status 0, unless that crashes.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +34,11 @@ static const char *lib;
 
 static void *churn(void *arg)
 {
-	(void)arg;
+	bool newns = arg;
+
 	for (;;) {
-		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		void *h = newns ? dlmopen(LM_ID_NEWLM, lib, RTLD_NOW) :
+				  dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 
 		if (!h) {
 			fprintf(stderr, "cancel-loop: %s\n", dlerror());
@@ -55,7 +60,9 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "-x") && (n = atol(argv[2])) > 0) {
 		lib = argv[3];
 		for (i = 0; i < n; i++) {
-			if (pthread_create(&t, NULL, churn, NULL)) {
+			/* half of them in dlmopen() namespaces */
+			if (pthread_create(&t, NULL, churn,
+					   (void *)(uintptr_t)(i & 1))) {
 				perror("cancel-loop: pthread_create");
 				return 1;
 			}
