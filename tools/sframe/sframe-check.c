@@ -547,7 +547,8 @@ static const char *why_not(struct checker *c, uint64_t pc)
 	free(fr);
 	if (why)
 		return sf_skip_names[why];
-	return "expressible, but not in this SFrame section (v2, or overlaps)";
+	return "expressible, but not in this SFrame section (v2, past a "
+	       "function's 65535 rows, or overlaps)";
 }
 
 struct reason {

@@ -2,7 +2,7 @@
 /*
  * sframe-gen - generate SFrame v3 (or v2) from an ELF's .eh_frame.
  *
- * The rules come from libdw's CFI interpreter (cfi.c); what SFrame can't
+ * The rules come from .eh_frame's CFA programs (cfi.c); what SFrame can't
  * say is left out and counted (--stats).  The result goes to a sidecar
  * file (the raw section, encoded as if it were at address 0 of the
  * object: sframe-audit.so relocates it when it maps it) or into the ELF
@@ -32,7 +32,11 @@ static const char usage[] =
 "                       with --inject)\n"
 "  -i, --inject         write ELF with the section injected as .sframe,\n"
 "                       covered by a PT_GNU_SFRAME program header; an\n"
-"                       existing .sframe (e.g. obsolete v1) is replaced\n"
+"                       existing .sframe (e.g. obsolete v1) is replaced.\n"
+"                       The file (ELF, or an existing -o FILE) is replaced\n"
+"                       atomically, through a symlink its target, keeping\n"
+"                       mode, owner and group; one with other hard links\n"
+"                       is refused (they would keep the old contents)\n"
 "  -V, --sframe-version N\n"
 "                       3 (default) or 2; v2 can't describe DRAP/realigned\n"
 "                       frames or signal frames, they are left out\n"
@@ -48,41 +52,148 @@ static const char usage[] =
 "it lived at address 0 of the object; sframe-audit.so maps and relocates\n"
 "it for that object only.\n"
 "Code without a rule here is unwound by the kernel with frame pointers.\n"
-"Exit status: 0 success, 1 error (the message names the file and offset).\n";
+"Exit status: 0 success; 1 error (the message names the file and offset);\n"
+"2 nothing to describe: no .eh_frame FDEs (no .eh_frame, an empty one, only\n"
+"CIEs), or none SFrame can say (--stats says why); nothing is written.\n";
+
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Write path through a temporary file next to it and rename(): a reader
+ * sees the old file or the new one, never a part of one.  owner: give the
+ * new file that one's owner and group, before the mode (chown clears the
+ * set-user-ID bits).  On any error the temporary file is removed.
+ */
+static int put_file(const char *path, const void *buf, size_t len,
+		    mode_t mode, const struct stat *owner, char *err,
+		    size_t errlen)
+{
+	size_t n = strlen(path) + sizeof(".tmpXXXXXX");
+	char *tmp = malloc(n);
+	int fd;
+
+	if (!tmp) {
+		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+		return -1;
+	}
+	snprintf(tmp, n, "%s.tmpXXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	if (owner && fchown(fd, owner->st_uid, owner->st_gid)) {
+		snprintf(err, errlen, "%s: owner %u, group %u: the new file "
+			 "can't be given them (%s): nothing written", path,
+			 (unsigned int)owner->st_uid,
+			 (unsigned int)owner->st_gid, strerror(errno));
+		goto fail;
+	}
+	if (write_all(fd, buf, len) || fchmod(fd, mode) || fsync(fd)) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	if (close(fd)) {
+		fd = -1;
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	free(tmp);
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	free(tmp);
+	return -1;
+}
 
 static int write_file(const char *path, const void *buf, size_t len,
 		      mode_t mode, char *err, size_t errlen)
 {
-	char tmp[400];
-	FILE *f;
-	int fd;
+	return put_file(path, buf, len, mode, NULL, err, errlen);
+}
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp)) {
-		snprintf(err, errlen, "%s: path too long", path);
-		return -1;
+/*
+ * --inject's output.  A new file gets the input's mode.  An existing one
+ * is replaced as its users expect: through a symlink, its target (the link
+ * stays), with the target's mode, owner and group.  A file with other hard
+ * links is refused: they would go on naming the old contents.
+ */
+static int write_output(const char *out, bool in_place, const char *in,
+			const void *buf, size_t len, char *err, size_t errlen)
+{
+	struct stat st;
+	char *target;
+	int ret = -1;
+
+	if (lstat(out, &st)) {
+		if (errno != ENOENT) {
+			snprintf(err, errlen, "%s: %s", out, strerror(errno));
+			return -1;
+		}
+		if (stat(in, &st))
+			st.st_mode = 0755;
+		return put_file(out, buf, len, st.st_mode & 07777, NULL, err,
+				errlen);
 	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		return -1;
+	target = realpath(out, NULL);
+	if (!target || stat(target, &st)) {
+		snprintf(err, errlen, "%s: %s%s", out, S_ISLNK(st.st_mode) ?
+			 "a symlink to nothing: " : "", strerror(errno));
+		goto out;
 	}
-	f = fdopen(fd, "wb");
-	if (!f || fwrite(buf, 1, len, f) != len || fchmod(fd, mode) ||
-	    fflush(f) || fsync(fd)) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		if (f)
-			fclose(f);
-		else
-			close(fd);
-		unlink(tmp);
-		return -1;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", target);
+		goto out;
 	}
-	if (fclose(f) || rename(tmp, path)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -1;
+	if (st.st_nlink > 1) {
+		snprintf(err, errlen, "%s has %ju hard links; replacing it "
+			 "would break them: %s", target, (uintmax_t)st.st_nlink,
+			 in_place ? "use -o" : "choose another -o FILE");
+		goto out;
 	}
-	return 0;
+	ret = put_file(target, buf, len, st.st_mode & 07777, &st, err, errlen);
+out:
+	free(target);
+	return ret;
+}
+
+/*
+ * Exit status 2, nothing written: no FDEs (no .eh_frame, an empty one,
+ * only CIEs), or none SFrame can say.  A section without FDEs would be of
+ * no use: the kernel and sframe-audit.so refuse it, and the object is
+ * unwound with frame pointers as it is without one.
+ */
+static void say_nothing(const char *path, const struct sf_cfi_stats *st,
+			int version)
+{
+	if (!st->fdes)
+		fprintf(stderr, "sframe-gen: %s: no .eh_frame FDEs: nothing to "
+			"describe, nothing written\n", path);
+	else
+		fprintf(stderr, "sframe-gen: %s: none of its %zu .eh_frame FDEs "
+			"can be said in SFrame v%d (--stats says why): nothing "
+			"written\n", path, st->fdes, version);
 }
 
 /*
@@ -136,7 +247,6 @@ int main(int argc, char **argv)
 	uint8_t *sec = NULL, *image = NULL;
 	char err[1024], sidecar[4096];
 	struct elfin in;
-	struct stat sb;
 	int c, ret = 1;
 
 	while ((c = getopt_long(argc, argv, "o:iV:sh", opts, NULL)) != -1) {
@@ -188,13 +298,13 @@ int main(int argc, char **argv)
 	if (sf_cfi_read(in.elf, path, eo.version, &funcs, &nfuncs, &st, err,
 			sizeof(err)))
 		goto fail;
-	if (!st.fdes) {
-		snprintf(err, sizeof(err), "%s: no .eh_frame FDEs to describe",
-			 path);
-		goto fail;
-	}
 	if (stats)
 		sf_cfi_print_stats(&st, path, stdout);
+	if (!nfuncs) {
+		say_nothing(path, &st, eo.version);
+		ret = 2;
+		goto out;
+	}
 
 	if (!inject) {
 		eo.vaddr = 0;
@@ -223,10 +333,8 @@ int main(int argc, char **argv)
 		if (sf_inject(in.buf, in.len, sec, seclen, eo.vaddr, &image,
 			      &outlen, err, sizeof(err)))
 			goto fail_msg;
-		if (stat(path, &sb))
-			sb.st_mode = 0755;
-		if (write_file(output ? output : path, image, outlen,
-			       sb.st_mode & 07777, err, sizeof(err)))
+		if (write_output(output ? output : path, !output, path, image,
+				 outlen, err, sizeof(err)))
 			goto fail;
 	}
 	if (stats)

@@ -10,7 +10,10 @@
 #    mismatches, and the coverage;
 #  - the checker catches a wrong CFA, FP, function start and a dropped row;
 #  - injected output runs, is checked from its own .sframe, replaces a v1
-#    section.
+#    section;
+#  - nothing to describe (no .eh_frame, an empty one, only a CIE, no FDE
+#    SFrame can say): exit status 2, nothing written;
+#  - a function of 100000 rows: done in one pass, cut at 65535 rows.
 # TAP-style output, "gen: N passed, N failed" at the end.
 
 set -uo pipefail
@@ -319,6 +322,126 @@ if "$GEN" --help | grep -- '--inject' > /dev/null && "$DUMP" --help | grep 'STAR
 	ok "--help of the three tools"
 else
 	nok "--help of the three tools"
+fi
+
+# ---- 7. nothing to describe: exit status 2, nothing written ----------------------
+# A program without CFI; the same with an empty .eh_frame, and with one that
+# holds a CIE and no FDE; one whose only FDE SFrame can't say.
+cat > "$T/noeh.s" <<'EOF'
+	.globl _start
+_start:
+	mov $60, %eax
+	xor %edi, %edi
+	syscall
+EOF
+cat > "$T/unsayable.s" <<'EOF'
+	.globl _start
+_start:
+	.cfi_startproc
+	.cfi_escape 0x0f, 0x04, 0x77, 0x08, 0x31, 0x22	/* CFA = rsp + 8 + 1 */
+	mov $60, %eax
+	xor %edi, %edi
+	syscall
+	.cfi_endproc
+EOF
+# CIE (length 0x14, "zR", caf 1, daf -8, RA 16, pcrel|sdata4, def_cfa rsp+8,
+# offset rip cfa-8, 2 nops), then the terminator
+printf '\x14\0\0\0\0\0\0\0\x01zR\0\x01\x78\x10\x01\x1b\x0c\x07\x08\x90\x01\0\0\0\0\0\0' > "$T/cie.bin"
+: > "$T/empty.bin"
+gcc -nostdlib -static -o "$T/noeh" "$T/noeh.s" &&
+objcopy --add-section .eh_frame="$T/empty.bin" "$T/noeh" "$T/eh-empty" &&
+objcopy --add-section .eh_frame="$T/cie.bin" "$T/noeh" "$T/eh-cie" &&
+gcc -nostdlib -static -o "$T/unsayable" "$T/unsayable.s" ||
+	nok "build the inputs without FDEs"
+if readelf -SW "$T/noeh" | grep -q '\.eh_frame' ||
+   ! readelf -SW "$T/eh-empty" | grep -q '\.eh_frame .* 000000 ' ||
+   [ "$(readelf -wf "$T/eh-cie" | grep -c 'CIE\|FDE')" != 1 ]; then
+	nok "inputs: no .eh_frame, an empty one, one CIE" \
+		"$(readelf -SW "$T/eh-empty" | grep eh_frame)" "$(readelf -wf "$T/eh-cie")"
+fi
+# nothing FILE MESSAGE: sidecar, --inject in place and -o: exit 2, MESSAGE,
+# nothing written
+nothing() {
+	local f=$1 want=$2 what rc left
+	for what in sidecar inject inject-o; do
+		rm -f "$T/none.out"* "$f".sframe* "$f".tmp*
+		cp "$f" "$T/none.orig"
+		case $what in
+		sidecar) "$GEN" "$f" > "$T/out" 2> "$T/err";;
+		inject) "$GEN" --inject "$f" > "$T/out" 2> "$T/err";;
+		inject-o) "$GEN" --inject -o "$T/none.out" "$f" > "$T/out" 2> "$T/err";;
+		esac
+		rc=$?
+		left=$(ls "$f".sframe* "$f".tmp* "$T/none.out"* 2> /dev/null)
+		if [ $rc = 2 ] && [ "$(cat "$T/err")" = "sframe-gen: $f: $want" ] &&
+		   [ -z "$left" ] && cmp -s "$f" "$T/none.orig"; then
+			ok "gen $what $(basename "$f"): exit 2, '$want'"
+		else
+			nok "gen $what $(basename "$f"): exit 2, '$want'" \
+				"exit $rc" "$(cat "$T/err")" "left: $left"
+		fi
+	done
+}
+for f in noeh eh-empty eh-cie; do
+	nothing "$T/$f" "no .eh_frame FDEs: nothing to describe, nothing written"
+done
+nothing "$T/unsayable" "none of its 1 .eh_frame FDEs can be said in SFrame v3 (--stats says why): nothing written"
+"$GEN" -s "$T/unsayable" > "$T/out" 2> /dev/null
+if grep -q "left out: 1 x CFA expression SFrame can't express" "$T/out"; then
+	ok "gen -s says why nothing of unsayable is written"
+else
+	nok "gen -s says why nothing of unsayable is written" "$(cat "$T/out")"
+fi
+
+# ---- 8. 100000 rows: one pass over the CFA program, at most 65535 rows -----------
+# libdw's dwarf_cfi_addrframe() runs an FDE's program from its start for each
+# row: 25 s for this one.  The timeout only guards against a hang.
+cat > "$T/rows.s" <<'EOF'
+	.globl _start
+	.type _start, @function
+_start:
+	.cfi_startproc
+	.rept 50000
+	push %rbx
+	.cfi_adjust_cfa_offset 8
+	pop %rbx
+	.cfi_adjust_cfa_offset -8
+	.endr
+	mov $60, %eax
+	xor %edi, %edi
+	syscall
+	.cfi_endproc
+	.size _start, .-_start
+EOF
+gcc -nostdlib -static -o "$T/rows" "$T/rows.s"
+read -r start size <<< "$(nm -S "$T/rows" | awk '$4 == "_start" { print "0x" $1, "0x" $2 }')"
+nrows=$(readelf -wf "$T/rows" | grep -c 'DW_CFA_advance_loc')
+if [ "$nrows" != 100000 ] || [ -z "$size" ]; then
+	nok "rows: 100000 rows in _start's FDE" "$nrows rows, _start at ${start:-?} size ${size:-?}"
+fi
+if timeout 30 "$GEN" -s -o "$T/rows.sf" "$T/rows" > "$T/stats" 2> "$T/err"; then
+	ok "gen: a function of $nrows rows within the timeout"
+else
+	nok "gen: a function of $nrows rows within the timeout" "exit $?" "$(cat "$T/err")"
+fi
+"$DUMP" "$T/rows.sf" > "$T/rows.dump" 2>&1
+got=$(grep -c '^    [0-9a-f]\{16\}  ' "$T/rows.dump")
+if grep -q "Num FREs: 65535$" "$T/rows.dump" && [ "$got" = 65535 ] &&
+   grep -q "func idx \[0\]: pc = $(printf 0x%x $((start))), size = 65535 bytes" "$T/rows.dump"; then
+	ok "rows: the SFrame function has 65535 rows (the most v3's num_fres holds)"
+else
+	nok "rows: the SFrame function has 65535 rows" "$got rows" "$(sed -n 1,20p "$T/rows.dump")"
+fi
+want="$T/rows: left out: 1 x too many rows or offsets too large for the format ($((size - 65535)) bytes, first at $(printf 0x%x $((start + 65535))))"
+if grep -qxF "$want" "$T/stats"; then
+	ok "rows: --stats counts the other $((size - 65535)) bytes as left out for too many rows"
+else
+	nok "rows: --stats counts the rest as left out for too many rows" "want: $want" "$(cat "$T/stats")"
+fi
+if "$CHECK" --sframe "$T/rows.sf" "$T/rows" > "$T/chk" 2>&1 && grep -q ': 0 mismatches' "$T/chk"; then
+	ok "rows: check: $(grep -o '[0-9]* addresses.*mismatches' "$T/chk")"
+else
+	nok "rows: check: 0 mismatches" "$(head -5 "$T/chk")"
 fi
 
 echo "gen: $pass passed, $fail failed"

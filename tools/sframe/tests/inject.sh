@@ -9,7 +9,9 @@
 # exactly .sframe inside a read-only PT_LOAD, that the section's bytes
 # round-trip, that strip/objcopy keep all that, that re-injection works in
 # place and that eu-elflint has nothing new but what it cannot know.  Bad
-# inputs go through the ASan/UBSan build of the driver.
+# inputs go through the ASan/UBSan build of the driver.  sframe-gen
+# --inject's replacing of files: through a symlink, keeping mode and owner,
+# refusing other hard links and an owner it can't give.
 #
 # Env: SFRAME_VECTORS  folder of the *.sframe.bin vectors (default: the
 #                      repository's tests/vectors)
@@ -524,6 +526,96 @@ gdb_bt() {
 }
 gdb_bt pie "$PIE_OUT"
 gdb_bt nonpie "$NONPIE_OUT"
+
+# ------------------------------------------------------------------
+# sframe-gen --inject: replacing a file keeps what its users rely on
+
+GEN=$OUT/sframe-gen
+d=$T/replace
+mkdir -p "$d"
+# has_sframe FILE: prints what is wrong
+has_sframe() { readelf -SW "$1" 2>&1 | grep -q ' \.sframe ' || echo "$1 has no .sframe"; }
+# no_tmp DIR: prints what the generator left behind
+no_tmp() { local l; l=$(ls "$1"/*.tmp* 2>/dev/null); [ -z "$l" ] || echo "left behind: $l"; }
+# gen_inject ARGS...: sframe-gen --inject ARGS; GEN_RC, GEN_ERR
+gen_inject() { GEN_ERR=$("$GEN" --inject "$@" 2>&1 >/dev/null); GEN_RC=$?; }
+
+if [ ! -x "$GEN" ]; then
+	notok "sframe-gen --inject: $GEN built" "make OUT=$OUT all"
+else
+	# in place through a symlink: the target is replaced, the link stays
+	cp "$T/bin/pie" "$d/real"
+	ln -s real "$d/link"
+	gen_inject "$d/link"
+	result "gen --inject through a symlink: the link stays, its target gets .sframe, runs" \
+		"$([ $GEN_RC = 0 ] || echo "exit $GEN_RC: $GEN_ERR")" \
+		"$([ -L "$d/link" ] && [ "$(readlink "$d/link")" = real ] || echo "link replaced: $(ls -l "$d/link")")" \
+		"$(has_sframe "$d/real")" "$(same_run exe "$T/bin/pie" "$d/link")" "$(no_tmp "$d")"
+
+	# -o naming an existing file, through a symlink: its target, its mode
+	cp "$T/bin/nonpie" "$d/out-real"
+	chmod 0700 "$d/out-real"
+	ln -s out-real "$d/out-link"
+	gen_inject -o "$d/out-link" "$T/bin/pie"
+	result "gen --inject -o SYMLINK: the link stays, its target is replaced, mode 0700 kept" \
+		"$([ $GEN_RC = 0 ] || echo "exit $GEN_RC: $GEN_ERR")" \
+		"$([ -L "$d/out-link" ] || echo "link replaced")" \
+		"$([ "$(stat -c %a "$d/out-real")" = 700 ] || echo "mode $(stat -c %a "$d/out-real")")" \
+		"$(has_sframe "$d/out-real")" "$(same_run exe "$T/bin/pie" "$d/out-real")" "$(no_tmp "$d")"
+
+	# the mode is kept
+	cp "$T/bin/pie" "$d/mode"
+	chmod 0750 "$d/mode"
+	gen_inject "$d/mode"
+	result "gen --inject: mode 0750 kept" \
+		"$([ $GEN_RC = 0 ] || echo "exit $GEN_RC: $GEN_ERR")" \
+		"$([ "$(stat -c %a "$d/mode")" = 750 ] || echo "mode $(stat -c %a "$d/mode")")" \
+		"$(has_sframe "$d/mode")" "$(no_tmp "$d")"
+
+	# a file with another hard link is refused: both names keep the old one
+	cp "$T/bin/pie" "$d/h1"
+	ln "$d/h1" "$d/h2"
+	cp "$d/h1" "$d/h.orig"
+	gen_inject "$d/h1"
+	want="sframe-gen: $(realpath "$d/h1") has 2 hard links; replacing it would break them: use -o"
+	result "gen --inject refuses a file with 2 hard links, both unchanged" \
+		"$([ $GEN_RC = 1 ] || echo "exit $GEN_RC, want 1")" \
+		"$([ "$GEN_ERR" = "$want" ] || echo "said: $GEN_ERR; want: $want")" \
+		"$(cmp "$d/h1" "$d/h.orig" 2>&1)" "$(cmp "$d/h2" "$d/h.orig" 2>&1)" "$(no_tmp "$d")"
+
+	if [ "$(id -u)" = 0 ]; then
+		# owner and group kept, and the set-user-ID bit chown would clear
+		cp "$T/bin/pie" "$d/own"
+		chown 12345:12346 "$d/own"
+		chmod 4750 "$d/own"
+		gen_inject "$d/own"
+		result "gen --inject as root: owner 12345:12346 and mode 4750 kept" \
+			"$([ $GEN_RC = 0 ] || echo "exit $GEN_RC: $GEN_ERR")" \
+			"$([ "$(stat -c '%u:%g %a' "$d/own")" = "12345:12346 4750" ] ||
+			   echo "now $(stat -c '%u:%g %a' "$d/own")")" \
+			"$(has_sframe "$d/own")" "$(no_tmp "$d")"
+
+		# a user who may replace the file but not give it its owner
+		chmod 0711 "$T"
+		mkdir -p "$T/nr"
+		cp "$T/bin/pie" "$T/nr/f"
+		chmod 0644 "$T/nr/f"
+		chown 12345:12345 "$T/nr"
+		cp "$T/nr/f" "$T/nr.orig"
+		GEN_ERR=$(setpriv --reuid=12345 --regid=12345 --clear-groups \
+			  "$GEN" --inject "$T/nr/f" 2>&1 >/dev/null)
+		GEN_RC=$?
+		want="sframe-gen: $(realpath "$T/nr/f"): owner 0, group 0: the new file can't be given them (Operation not permitted): nothing written"
+		result "gen --inject as uid 12345 on root's file in its folder: refused, unchanged" \
+			"$([ $GEN_RC = 1 ] || echo "exit $GEN_RC, want 1")" \
+			"$([ "$GEN_ERR" = "$want" ] || echo "said: $GEN_ERR; want: $want")" \
+			"$([ "$(stat -c '%u:%g' "$T/nr/f")" = 0:0 ] || echo "owner now $(stat -c '%u:%g' "$T/nr/f")")" \
+			"$(cmp "$T/nr/f" "$T/nr.orig" 2>&1)" "$(no_tmp "$T/nr")"
+		chmod 0700 "$T"
+	else
+		skip "gen --inject keeps owner and group" "needs root (chown)"
+	fi
+fi
 
 # ------------------------------------------------------------------
 # Bad inputs, through the sanitizer build

@@ -14,7 +14,8 @@
 #     in place: the input byte-identical (sha256), no temporary left.
 # A "stats" row is an odd input that is not an error: sframe-gen --stats
 # must succeed (exit status 0), say the row's regex, and write a section
-# that decodes and has no zero-size FDE.
+# that decodes and has no zero-size FDE.  gen2 and inj2 are gen and inj on
+# an input with nothing to describe: exit status 2, nothing written.
 # Prints "ok - NAME" / "not ok - NAME" with "    # " details, then
 # "malformed: N passed, N failed"; exit status 1 if any row failed.
 set -u
@@ -85,7 +86,7 @@ fi
 
 # ---- the row runner ----
 # run NAME TOOL BADFILE REGEX: TOOL is gen (sidecar -o), inj (--inject
-# in place), check (sframe-check --sframe good.v3 ELF), rcheck
+# in place), gen2 and inj2 (the same, exit status 2), check (sframe-check --sframe good.v3 ELF), rcheck
 # (sframe-check --sframe RAW good), echeck (sframe-check ELF, its own
 # .sframe), dump (sframe-dump FILE), stats (sframe-gen --stats -o X, which
 # must succeed).
@@ -95,12 +96,16 @@ run() {
 	local -a cmd
 	local rc sum0="" sum1="" why=() left
 	case $tool in
-	gen)	rm -f "$T/x.sframe" "$T"/x.sframe.tmp*
+	gen|gen2)
+		rm -f "$T/x.sframe" "$T"/x.sframe.tmp*
+		[ $tool = gen2 ] && want=2
 		cmd=("$GEN" -o "$T/x.sframe" "$f") ;;
 	stats)	rm -f "$T/x.sframe" "$T"/x.sframe.tmp*
 		want=0 where=stdout
 		cmd=("$GEN" --stats -o "$T/x.sframe" "$f") ;;
-	inj)	f=$T/inj-$(basename "$bad"); cp "$bad" "$f"
+	inj|inj2)
+		f=$T/inj-$(basename "$bad"); cp "$bad" "$f"
+		[ $tool = inj2 ] && want=2
 		sum0=$(sha256sum < "$f")
 		cmd=("$GEN" --inject "$f") ;;
 	check)	cmd=("$CHECK" --sframe "$T/good.v3" "$f") ;;
@@ -121,9 +126,11 @@ run() {
 	grep -qF -- "$f" "$named" || why+=("$where doesn't name the file")
 	cat "$err" "$out" | grep -qE -- "$re" || why+=("no /$re/ in the output")
 	case $tool in
-	gen)	left=$(ls "$T"/x.sframe* 2>/dev/null)
+	gen|gen2)
+		left=$(ls "$T"/x.sframe* 2>/dev/null)
 		[ -z "$left" ] || why+=("left behind: $left") ;;
-	inj)	sum1=$(sha256sum < "$f")
+	inj|inj2)
+		sum1=$(sha256sum < "$f")
 		[ "$sum0" = "$sum1" ] || why+=("the input was modified in place")
 		left=$(ls "$f".tmp* 2>/dev/null)
 		[ -z "$left" ] || why+=("left behind: $left") ;;
@@ -214,8 +221,9 @@ row fde-overlap '$MK elf fde-overlap $G $B' "gen inj" \
 # left out and counted like other code SFrame doesn't cover.
 row fde-zero-size '$MK elf fde-zero $G $B' "stats" \
 	"%F: left out: 1 x zero-size FDE \\(0 bytes, first at $x\\)"
-row no-eh-frame '$MK elf no-eh-frame $G $B' "$E" \
-	'%F: no .eh_frame( FDEs to describe)?'
+row no-eh-frame '$MK elf no-eh-frame $G $B' "gen2 inj2 check" \
+	'%F: no .eh_frame FDEs: nothing to describe, nothing written' \
+	check='%F: no .eh_frame'
 row text-not-executable '$MK elf text-noexec $G $B' "gen inj" \
 	'%F: .*(executable|PF_X|text)'
 row elf-sframe-bad-magic '$MK elf sframe-magic $G $B' "dump echeck" \
