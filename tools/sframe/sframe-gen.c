@@ -291,6 +291,11 @@ int main(int argc, char **argv)
 			"(v3 starts are always PC-relative)\n");
 		return 1;
 	}
+	if (raw && inject) {
+		fprintf(stderr, "sframe-gen: --raw is for sidecars, not with "
+			"--inject\n");
+		return 1;
+	}
 	eo.pcrel = !no_pcrel;
 	path = argv[optind];
 	if (elfin_open(&in, path, err, sizeof(err)))

@@ -878,6 +878,21 @@ check "2000 threads, one dlopen each: status 0, maps lines equal, RSS within 64 
 	       python3 '$T/sftool.py' leak '$T/threads.out' 64 1024"
 sed 's/^/    # /' "$T/why"
 
+# ---- 9b'''. no build ID: the .eh_frame hash, computed from memory ----
+# sframe-gen hashes the file's PT_LOADs and .eh_frame, the module the
+# same where the loader mapped them: they must agree.
+mkdir -p "$T/nobid"
+${CC:-cc} -O2 -fPIC -shared -Wl,--build-id=none -o "$T/nobid/libloop-nobid.so" \
+	"$HERE/libloop-c.c" &&
+"$GEN" -o "$T/nobid/libloop-nobid.so.sframe" "$T/nobid/libloop-nobid.so" ||
+	not_ok "a library without build ID and its sidecar"
+stub nobid -- env -u SFRAME_SIDECAR_DIR LD_AUDIT="$A" SFRAME_AUDIT_WARN=1 \
+	"$LOOP" 3 "$T/nobid/libloop-nobid.so"
+check "no build ID: the sidecar (.eh_frame hash) is taken, 3 adds, no message" \
+	sh -c "[ \$(cat '$T/nobid.rc') = 0 ] && [ ! -s '$T/nobid.err' ] &&
+	       [ \$(grep -c '^add .*libloop-nobid.so .*-> 0\$' '$T/nobid.log') = 3 ] ||
+	       { cat '$T/nobid.err' '$T/nobid.log'; exit 1; }"
+
 # ---- 9c. threads cancelled inside dlopen()/dlclose() ----
 # open(), pread(), msync() are cancellation points: cancelled inside the
 # module's callbacks, a thread would unwind with the loader's lock held

@@ -444,5 +444,45 @@ else
 	nok "rows: check: 0 mismatches" "$(head -5 "$T/chk")"
 fi
 
+# ---- 9. sidecar header: the object's identity; --raw without it ---------------
+bid=$(readelf -n "$T/chain" | sed -n 's/.*Build ID: //p')
+if [ -n "$bid" ] && [ "$(head -c 8 "$T/chain-V3.sf")" = SFRMSIDE ] &&
+   [ "$(od -An -tx1 -j24 -N20 "$T/chain-V3.sf" | tr -d ' \n')" = "$bid" ] &&
+   "$DUMP" "$T/chain-V3.sf" | grep -q "SFrame sidecar of build ID $bid, section at 0x0"; then
+	ok "sidecar header: magic and chain's build ID $bid, named by sframe-dump"
+else
+	nok "sidecar header: magic and chain's build ID" "build ID '$bid'" "$(od -Ax -tx1 -N48 "$T/chain-V3.sf")"
+fi
+"$GEN" --raw -o "$T/chain.raw" "$T/chain" 2> "$T/err"
+if cmp -s "$T/chain.raw" <(tail -c +97 "$T/chain-V3.sf"); then
+	ok "--raw: the sidecar's section without its header"
+else
+	nok "--raw: the sidecar's section without its header" "$(cat "$T/err")"
+fi
+if ! "$GEN" --raw --inject -o "$T/raw.inj" "$T/chain" 2> "$T/err" &&
+   grep -q -- "--raw is for sidecars" "$T/err" && [ ! -e "$T/raw.inj" ]; then
+	ok "--raw --inject refused"
+else
+	nok "--raw --inject refused" "$(cat "$T/err")"
+fi
+cc -O2 -shared -fPIC -Wl,--build-id=none -o "$T/nobid.so" "$HERE/libloop-c.c"
+"$GEN" -o "$T/nobid.so.sframe" "$T/nobid.so" 2> "$T/err"
+if "$DUMP" "$T/nobid.so.sframe" | grep -q "SFrame sidecar of .eh_frame hash [0-9a-f]\{16\}," &&
+   "$CHECK" --sframe "$T/nobid.so.sframe" "$T/nobid.so" > /dev/null &&
+   ! "$CHECK" --sframe "$T/nobid.so.sframe" "$T/libvec.so" > "$T/chk" 2>&1 &&
+   grep -q "sidecar of another object" "$T/chk"; then
+	ok "no build ID: identity is the .eh_frame hash; checked against the object, another refused"
+else
+	nok "no build ID: .eh_frame hash identity" "$(cat "$T/err" "$T/chk")"
+fi
+cc -O2 -shared -fPIC -Wl,--build-id=none,--no-eh-frame-hdr -o "$T/noid.so" "$HERE/libloop-c.c"
+if ! "$GEN" -o "$T/noid.so.sframe" "$T/noid.so" 2> "$T/err" &&
+   grep -q "no build ID and no PT_GNU_EH_FRAME: a sidecar can't be tied to it (use --inject)" "$T/err" &&
+   [ ! -e "$T/noid.so.sframe" ]; then
+	ok "neither build ID nor PT_GNU_EH_FRAME: no sidecar, the message says why"
+else
+	nok "neither build ID nor PT_GNU_EH_FRAME: no sidecar" "$(cat "$T/err")"
+fi
+
 echo "gen: $pass passed, $fail failed"
 [ $fail = 0 ]
