@@ -10,4 +10,7 @@ sf() { make -s -C "$REPO/tools/sframe" OUT="$BUILD_DIR/sframe-tools" "$@"; }
 expect "sframe fuzz regression inputs pass" 0 "" -- sf fuzz-regress
 expect "sframe fuzzers, ${FUZZ_SECONDS:=60} s each: no crash" 0 "^sframe: [0-9]+ runs, 0 crashes$" -- \
 	sf fuzz-short FUZZ_SECONDS="$FUZZ_SECONDS"
-grep -E '^(elf|sframe): [0-9]+ runs' "$HT/.out" | sed 's/^/    # /'
+cp "$HT/.out" "$HT/fuzz.out"
+expect "elf fuzzer (ELF + .eh_frame): no crash" 0 "^elf: [0-9]+ runs, 0 crashes$" -- \
+	cat "$HT/fuzz.out"
+grep -E '^(elf|sframe): [0-9]+ (runs|slow)' "$HT/fuzz.out" | sed 's/^/    # /'

@@ -22,7 +22,6 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,14 +31,25 @@
 
 static const char *lib;
 
+#define CHURN_NEWNS	1	/* dlmopen() into a new namespace */
+#define CHURN_TOLERANT	2	/* a failed dlopen is tried again */
+
 static void *churn(void *arg)
 {
-	bool newns = arg;
+	uintptr_t how = (uintptr_t)arg;
 
 	for (;;) {
-		void *h = newns ? dlmopen(LM_ID_NEWLM, lib, RTLD_NOW) :
-				  dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		void *h = how & CHURN_NEWNS ?
+			  dlmopen(LM_ID_NEWLM, lib, RTLD_NOW) :
+			  dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 
+		/*
+		 * Namespaces loading libc at once may run out of static TLS
+		 * ("cannot allocate memory in static TLS block"): that is the
+		 * loader's limit, not what -x tests.
+		 */
+		if (!h && (how & CHURN_TOLERANT))
+			continue;
 		if (!h) {
 			fprintf(stderr, "cancel-loop: %s\n", dlerror());
 			exit(1);
@@ -62,7 +72,8 @@ int main(int argc, char **argv)
 		for (i = 0; i < n; i++) {
 			/* half of them in dlmopen() namespaces */
 			if (pthread_create(&t, NULL, churn,
-					   (void *)(uintptr_t)(i & 1))) {
+					   (void *)(uintptr_t)(CHURN_TOLERANT |
+							       (i & 1)))) {
 				perror("cancel-loop: pthread_create");
 				return 1;
 			}
