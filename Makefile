@@ -21,7 +21,7 @@ SFRAME_TOOLS := $(BUILD_DIR)/sframe-tools
 
 .PHONY: help deps tree tree-reset tree-status export kernel kernel-debug \
 	perf workloads selftests build test test-debug bench demo vm checkpatch \
-	perf-test-suite sframe-tools fuzz kfuzz soak
+	perf-test-suite sframe-tools fuzz kfuzz soak series-check
 
 help:
 	@sed -n '3,8s/^# \{0,1\}//p' Makefile
@@ -44,6 +44,7 @@ help:
 	@echo "make selftests    kselftests (perf_events) in $(BUILD_DIR)/kselftest"
 	@echo "make vm CMD='...' boot the kernel and run CMD (or: scripts/vm -- CMD)"
 	@echo "make checkpatch   scripts/checkpatch.pl on every patch of the series"
+	@echo "make series-check build the state after every patch: which one breaks (scripts/series-check.sh)"
 	@echo "make bench        benchmarks in the guest, report in $(BUILD_DIR)/bench-results"
 	@echo "make perf-test-suite  whole perf test suite in the guest, before/after the perf patches"
 
@@ -100,6 +101,10 @@ demo:
 # the tree stays clean.
 # perf shell tests carry their name on line 2 (perf test reads it there),
 # so their SPDX line is the third: checkpatch's SPDX check is off for them.
+# The state after every patch builds (the objects it touches; perf).
+series-check: tree kernel
+	@$(REPO)/scripts/series-check.sh
+
 checkpatch: tree
 	@cd $(TREE) && n=0; for p in $(REPO)/patches/[0-9][0-9][0-9][0-9]-*.patch; do \
 		[ -f "$$p" ] || continue; \
