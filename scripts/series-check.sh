@@ -40,10 +40,11 @@ git -C "$TREE" worktree add -q --detach "$wt" "$base" ||
 	{ echo "series-check: cannot make a worktree at $wt" >&2; exit 1; }
 trap 'git -C "$TREE" worktree remove --force "$wt" > /dev/null 2>&1' EXIT
 
-broken=0 n=0
+broken=0 n=0 built=0
 for c in $(git -C "$TREE" rev-list --reverse "$base..HEAD"); do
 	n=$((n + 1))
 	[ "$n" -lt "$first" ] || [ "$n" -gt "$last" ] && continue
+	built=$((built + 1))
 	subj=$(git -C "$TREE" log -1 --format=%s "$c")
 	tag=$(printf '%04d %s' "$n" "$subj")
 	files=$(git -C "$TREE" diff-tree --no-commit-id --name-only -r "$c")
@@ -79,5 +80,5 @@ for c in $(git -C "$TREE" rev-list --reverse "$base..HEAD"); do
 		echo "ok $tag"
 	fi
 done
-echo "series-check: $n patches, $broken broken"
+echo "series-check: $built of $n patches built, $broken broken"
 [ "$broken" = 0 ]
