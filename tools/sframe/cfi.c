@@ -513,6 +513,23 @@ static int read_fixed(struct cfi_run *x, size_t n, uint64_t *v)
 	return 0;
 }
 
+/*
+ * The offset operand of DW_CFA_def_cfa, DW_CFA_def_cfa_offset and their
+ * _sf forms: unsigned and unfactored, or signed and factored by the data
+ * alignment factor.
+ */
+static int read_cfa_offset(struct cfi_run *x, bool sf, uint64_t *v)
+{
+	int64_t s;
+
+	if (!sf)
+		return read_uleb(&x->p, x->end, v);
+	if (read_sleb(&x->p, x->end, &s))
+		return -1;
+	*v = (uint64_t)s * (uint64_t)x->cie->daf;
+	return 0;
+}
+
 static int remember(struct cfi_run *x)
 {
 	if (x->nsaved == x->capsaved) {
@@ -609,15 +626,9 @@ static int cfi_rule_insn(struct cfi_run *x, uint8_t op)
 		return 0;
 	case DW_CFA_def_cfa:
 	case DW_CFA_def_cfa_sf:
-		if (read_uleb(&x->p, x->end, &reg))
+		if (read_uleb(&x->p, x->end, &reg) ||
+		    read_cfa_offset(x, op == DW_CFA_def_cfa_sf, &v))
 			return -1;
-		if (op == DW_CFA_def_cfa_sf) {
-			if (read_sleb(&x->p, x->end, &s))
-				return -1;
-			v = (uint64_t)s * (uint64_t)x->cie->daf;
-		} else if (read_uleb(&x->p, x->end, &v)) {
-			return -1;
-		}
 		x->st.cfa_rule = CR_OFFSET;
 		x->st.cfa_reg = reg;
 		x->st.cfa_off = v;
@@ -631,13 +642,8 @@ static int cfi_rule_insn(struct cfi_run *x, uint8_t op)
 		return 0;
 	case DW_CFA_def_cfa_offset:
 	case DW_CFA_def_cfa_offset_sf:
-		if (op == DW_CFA_def_cfa_offset_sf) {
-			if (read_sleb(&x->p, x->end, &s))
-				return -1;
-			v = (uint64_t)s * (uint64_t)x->cie->daf;
-		} else if (read_uleb(&x->p, x->end, &v)) {
+		if (read_cfa_offset(x, op == DW_CFA_def_cfa_offset_sf, &v))
 			return -1;
-		}
 		if (x->st.cfa_rule != CR_OFFSET)
 			x->st.cfa_rule = CR_INVALID;
 		x->st.cfa_off = v;
