@@ -6,15 +6,16 @@
 #
 # Usage: series-check.sh [--no-perf] [FIRST [LAST]]
 #
-# For each patch (the commits base..HEAD of the tree, or patch numbers
-# FIRST to LAST), in a worktree of the tree at that commit, with the guest
+# For each patch (the commits base..HEAD of the tree, or patches FIRST to
+# LAST counted through the whole series), in a worktree of the tree at that commit, with the guest
 # config (make olddefconfig):
 #  - the directories of the .c files it changes outside tools/, and, for a
 #    change of a header, Kconfig or Makefile, kernel/unwind/ and
 #    kernel/events/ too (what the config enables at that patch);
 #  - a patch that changes tools/perf: perf (incrementally; --no-perf skips).
 # Warnings count as failures (W=1 is not used: the base tree has some).
-# Prints "ok NNNN subject" or "BROKEN NNNN subject" with the first
+# Prints "ok N TOPIC/NNNN subject" or "BROKEN N TOPIC/NNNN subject"
+# (N counts through the series, NNNN within the topic) with the first
 # errors; exit status 1 if a patch broke the build.
 set -uo pipefail
 
@@ -40,13 +41,28 @@ git -C "$TREE" worktree add -q --detach "$wt" "$base" ||
 	{ echo "series-check: cannot make a worktree at $wt" >&2; exit 1; }
 trap 'git -C "$TREE" worktree remove --force "$wt" > /dev/null 2>&1' EXIT
 
+# "commit topic number-in-topic" for every commit of the series; commits
+# after the last topic branch belong to the last topic (tree.sh export).
+series() {
+	local prev=$base t c i=0
+	for t in $(git -C "$TREE" for-each-ref --format='%(refname:short)' 'refs/heads/[0-9][0-9]-*' | LC_ALL=C sort) ""; do
+		[ -z "$t" ] || i=0
+		for c in $(git -C "$TREE" rev-list --reverse "$prev..${t:-HEAD}"); do
+			i=$((i + 1))
+			echo "$c ${t:-$last_topic} $i"
+		done
+		[ -z "$t" ] || { prev=$t; last_topic=$t; }
+	done
+}
+last_topic=none
+
 broken=0 n=0 built=0
-for c in $(git -C "$TREE" rev-list --reverse "$base..HEAD"); do
+while read -r c topic i; do
 	n=$((n + 1))
 	[ "$n" -lt "$first" ] || [ "$n" -gt "$last" ] && continue
 	built=$((built + 1))
 	subj=$(git -C "$TREE" log -1 --format=%s "$c")
-	tag=$(printf '%04d %s' "$n" "$subj")
+	tag=$(printf '%d %s/%04d %s' "$n" "$topic" "$i" "$subj")
 	files=$(git -C "$TREE" diff-tree --no-commit-id --name-only -r "$c")
 	git -C "$wt" checkout -q "$c" || { echo "BROKEN $tag: checkout"; exit 1; }
 
@@ -79,6 +95,6 @@ for c in $(git -C "$TREE" rev-list --reverse "$base..HEAD"); do
 	else
 		echo "ok $tag"
 	fi
-done
+done < <(series)
 echo "series-check: $built of $n patches built, $broken broken"
 [ "$broken" = 0 ]

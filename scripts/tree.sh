@@ -9,7 +9,7 @@
 #                     of its own, refuse (exit 1) if it does
 #   tree.sh fresh     always re-create TREE from the tarball (CI does this)
 #   tree.sh export    write TREE's commits back into patches/ (format-patch,
-#                     cover letter kept), so the repository holds the series
+#                     one folder per topic, cover letters kept)
 #   tree.sh status    say whether TREE matches patches/ (exit 0 if it does)
 #
 # Environment (defaults in parentheses):
@@ -18,6 +18,13 @@
 #   LINUX_TARBALL  linux-source tarball (/usr/src/linux-source-6.12.tar.xz)
 #   PATCHES        the series (<repo>/patches)
 #   BASE_VERSION   kernel version the series is for (6.12)
+#
+# The series is a sequence of topic series, each posted on its own:
+# patches/NN-topic/ holds 0000-cover-letter.patch and the topic's patches,
+# and the topics apply in the order of NN.  In TREE, branch NN-topic marks
+# the last commit of each topic (rebase.updateRefs keeps the branches on
+# their commits through a rebase) and its description holds the cover
+# letter's text; commits after the last topic's branch belong to it.
 #
 # The stamp .git/sframe-series in TREE records what the tree was made
 # from: tarball identity, kernel version, series hash and the HEAD that
@@ -40,14 +47,33 @@ IMPORT_ENV=(GIT_AUTHOR_NAME="linux-source import" GIT_AUTHOR_EMAIL="import@local
 die() { echo "tree: error: $*" >&2; exit 1; }
 note() { echo "tree: $*" >&2; }
 
-series_files() {
+# The topic folders, in order.
+series_topics() {
 	[ -d "$PATCHES" ] || return 0
-	find "$PATCHES" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name "$COVER" | LC_ALL=C sort
+	find "$PATCHES" -mindepth 1 -maxdepth 1 -type d -name '[0-9][0-9]-*' -printf '%f\n' | LC_ALL=C sort
+}
+
+# The patches of topic $1, in order.
+topic_files() {
+	find "$PATCHES/$1" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name "$COVER" | LC_ALL=C sort
+}
+
+series_files() {
+	local t
+	for t in $(series_topics); do topic_files "$t"; done
 }
 
 series_hash() {
 	local f
-	{ for f in $(series_files); do basename "$f"; cat "$f"; done; } | sha256sum | cut -d' ' -f1
+	{ for f in $(series_files) $(series_topics | sed "s|^|$PATCHES/|; s|\$|/$COVER|"); do
+		[ -f "$f" ] || continue
+		echo "${f#"$PATCHES"/}"; cat "$f"
+	done; } | sha256sum | cut -d' ' -f1
+}
+
+# The topic branches of TREE, in order.
+tree_topics() {
+	git -C "$TREE" for-each-ref --format='%(refname:short)' 'refs/heads/[0-9][0-9]-*' | LC_ALL=C sort
 }
 
 tarball_id() {
@@ -102,23 +128,29 @@ mismatch() {
 }
 
 apply_series() {
-	local f n=0
-	for f in $(series_files); do
-		n=$((n + 1))
-		if ! git -C "$TREE" am --quiet --keep-cr "$f" > "$TREE/.git/am.log" 2>&1; then
-			sed 's/^/tree:   /' "$TREE/.git/am.log" >&2
-			git -C "$TREE" am --abort > /dev/null 2>&1 || true
-			die "patch $(basename "$f") does not apply to linux $(tree_version "$TREE") (patch $n of the series)"
-		fi
+	local t f n=0 topics=0
+	for t in $(series_topics); do
+		topics=$((topics + 1))
+		[ -f "$PATCHES/$t/$COVER" ] || die "topic $t has no $COVER"
+		[ -n "$(topic_files "$t")" ] || die "topic $t has no patches"
+		for f in $(topic_files "$t"); do
+			n=$((n + 1))
+			if ! git -C "$TREE" am --quiet --keep-cr "$f" > "$TREE/.git/am.log" 2>&1; then
+				sed 's/^/tree:   /' "$TREE/.git/am.log" >&2
+				git -C "$TREE" am --abort > /dev/null 2>&1 || true
+				die "patch $t/$(basename "$f") does not apply to linux $(tree_version "$TREE") (patch $n of the series)"
+			fi
+		done
+		git -C "$TREE" branch --quiet -f "$t" HEAD
+		load_description "$t"
 	done
-	note "applied $n patches"
+	note "applied $n patches in $topics topics"
 }
 
-# The cover letter's text lives in the branch description while the tree
-# is in use, so that export regenerates shortlog and diffstat around it.
+# A topic's cover letter text lives in its branch's description while the
+# tree is in use, so that export regenerates shortlog and diffstat around it.
 load_description() {
-	local cover=$PATCHES/$COVER desc
-	[ -f "$cover" ] || return 0
+	local cover=$PATCHES/$1/$COVER desc
 	desc=$(awk '
 		/^Subject: / { sub(/^Subject: \[[^]]*\] */, ""); subj = $0; insubj = 1; next }
 		insubj && /^[ \t]/ { sub(/^[ \t]+/, " "); subj = subj $0; next }
@@ -127,7 +159,7 @@ load_description() {
 		body && /^[^ ].* \([0-9]+\):$/ { exit }
 		body { text = text $0 "\n" }
 		END { printf "%s\n\n%s", subj, text }' "$cover")
-	git -C "$TREE" config branch.main.description "$desc"
+	git -C "$TREE" config "branch.$1.description" "$desc"
 }
 
 create() {
@@ -153,7 +185,8 @@ create() {
 		-m "Import linux-source $version" \
 		-m "Pristine $(basename "$LINUX_TARBALL")$(dpkg-query -W -f ' (Debian ${Version})' "linux-source-$BASE_VERSION" 2>/dev/null || true)."
 	git -C "$TREE" tag -f base > /dev/null
-	load_description
+	# A rebase moves the topic branches with their commits.
+	git -C "$TREE" config rebase.updateRefs true
 	apply_series
 	gen=$(date +%s.%N)
 	write_stamp "$gen"
@@ -184,20 +217,50 @@ cmd_fresh() {
 }
 
 cmd_export() {
-	local tmp n
+	local tmp n total=0 t prev=base last=
 	[ -f "$STAMP" ] || die "$TREE was not made by tree.sh"
 	[ -z "$(git -C "$TREE" status --porcelain --ignored)" ] ||
 		die "$TREE has uncommitted changes: commit them first"
 	n=$(git -C "$TREE" rev-list --count base..HEAD)
+	[ "$n" -eq 0 ] || [ -n "$(tree_topics)" ] ||
+		die "$TREE has no topic branches (NN-name at each topic's last commit)"
+	for t in $(tree_topics); do
+		git -C "$TREE" merge-base --is-ancestor "$prev" "$t" ||
+			die "topic branch $t does not follow $prev"
+		last=$t prev=$t
+	done
+	if [ -n "$last" ]; then
+		git -C "$TREE" merge-base --is-ancestor "$last" HEAD ||
+			die "topic branch $last is not in HEAD"
+		if [ "$(git -C "$TREE" rev-parse "$last")" != "$(git -C "$TREE" rev-parse HEAD)" ]; then
+			note "the commits after $last go into $last"
+			git -C "$TREE" branch --quiet -f "$last" HEAD
+		fi
+	fi
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' RETURN
-	[ "$n" -eq 0 ] || git -C "$TREE" format-patch --quiet --cover-letter --cover-from-description=subject \
-		--zero-commit --no-signature --subject-prefix=PATCH -o "$tmp" base..HEAD
+	prev=base
+	for t in $(tree_topics); do
+		n=$(git -C "$TREE" rev-list --count "$prev..$t")
+		[ "$n" -gt 0 ] || die "topic $t has no commits of its own"
+		git -C "$TREE" config "branch.$t.description" > /dev/null ||
+			die "topic $t has no description (its cover letter's subject and text)"
+		git -C "$TREE" format-patch --quiet --cover-letter --cover-from-description=subject \
+			--zero-commit --no-signature --subject-prefix=PATCH \
+			-o "$tmp/$t" "$prev..refs/heads/$t"
+		total=$((total + n)) prev=$t
+	done
 	mkdir -p "$PATCHES"
-	find "$PATCHES" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' -delete
-	[ "$n" -eq 0 ] || cp "$tmp"/*.patch "$PATCHES"/
+	for t in $(series_topics); do
+		find "$PATCHES/$t" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' -delete
+		rmdir --ignore-fail-on-non-empty "$PATCHES/$t"
+	done
+	for t in $(tree_topics); do
+		mkdir -p "$PATCHES/$t"
+		cp "$tmp/$t"/*.patch "$PATCHES/$t"/
+	done
 	write_stamp "$(stamp_get generation)"
-	note "exported $n patches and the cover letter to $PATCHES"
+	note "exported $total patches in $(tree_topics | wc -l) topics to $PATCHES"
 }
 
 cmd_status() {
@@ -207,7 +270,7 @@ cmd_status() {
 		echo "${why#* * }"
 		return 1
 	fi
-	echo "$TREE matches patches/: linux $(stamp_get version), $(git -C "$TREE" rev-list --count base..HEAD) patches"
+	echo "$TREE matches patches/: linux $(stamp_get version), $(git -C "$TREE" rev-list --count base..HEAD) patches in $(tree_topics | wc -l) topics"
 }
 
 case ${1:-} in
@@ -216,5 +279,5 @@ fresh) cmd_fresh ;;
 export) cmd_export ;;
 status) cmd_status ;;
 generation) stamp_get generation ;;
-*) sed -n '3,22s/^# \{0,1\}//p' "$0"; exit 2 ;;
+*) sed -n '3,27s/^# \{0,1\}//p' "$0"; exit 2 ;;
 esac
