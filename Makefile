@@ -19,9 +19,22 @@ PERF := $(BUILD_DIR)/perf/perf
 WORKLOADS := $(BUILD_DIR)/workloads
 SFRAME_TOOLS := $(BUILD_DIR)/sframe-tools
 
-.PHONY: help deps tree tree-reset tree-status export kernel kernel-debug \
-	perf workloads selftests build test test-debug bench demo vm checkpatch \
-	perf-test-suite sframe-tools fuzz kfuzz soak series-check
+# The build graph.  Every script builds through these targets; KVARIANT
+# picks the kernel (guest, debug, debug-lazy, bench, nounwind) whose
+# headers the test programs are built against.
+KVARIANT ?= guest
+KVARIANTS := guest debug debug-lazy bench nounwind
+ifeq ($(filter $(KVARIANT),$(KVARIANTS)),)
+$(error KVARIANT=$(KVARIANT): one of $(KVARIANTS))
+endif
+KHDR := $(BUILD_DIR)/kbuild/$(KVARIANT)/usr/include
+LOADS := OUT=$(WORKLOADS) KHDR=$(KHDR) SFRAME_GEN=$(SFRAME_TOOLS)/sframe-gen
+
+.PHONY: help deps tree tree-reset tree-status export kernel \
+	$(addprefix kernel-,$(KVARIANTS)) perf perf-asan workloads kfuzz-load \
+	soak-load selftests build test-build soak-build bench-build demo-build \
+	test test-debug bench demo vm checkpatch perf-test-suite sframe-tools \
+	fuzz kfuzz soak series-check
 
 help:
 	@sed -n '3,8s/^# \{0,1\}//p' Makefile
@@ -31,9 +44,12 @@ help:
 	@echo "make tree-reset   re-create $(TREE), discarding local work"
 	@echo "make export       write $(TREE)'s commits back into patches/"
 	@echo "make kernel       $(KERNEL)"
-	@echo "make kernel-debug $(KERNEL_DEBUG)"
-	@echo "make perf         $(PERF)"
-	@echo "make workloads    test programs in $(WORKLOADS)"
+	@echo "make kernel-V     the kernel variant V: guest, debug (lockdep, KASAN, ...), debug-lazy,"
+	@echo "                  bench (no checkers), nounwind (no CONFIG_UNWIND_USER)"
+	@echo "make perf         $(PERF) (perf-asan: with AddressSanitizer)"
+	@echo "make workloads    test programs in $(WORKLOADS), against the headers of kernel-\$$KVARIANT (guest)"
+	@echo "make build        kernel, perf, workloads, kselftests (KVARIANT=debug: on the debug kernel)"
+	@echo "make test-build   what make test runs on (also: soak-build, bench-build, demo-build)"
 	@echo "make sframe-tools sframe-gen, sframe-dump, sframe-check, sframe-audit.so in $(SFRAME_TOOLS)"
 	@echo "make fuzz         make kfuzz, then fuzz the SFrame tools' ELF/CFI and section input (FUZZ_SECONDS each, 1800)"
 	@echo "make kfuzz        1M mutated .sframe sections through the debug kernel in QEMU (scripts/kfuzz.sh)"
@@ -41,7 +57,7 @@ help:
 	@echo "                  bad sections are removed at first use; KFUZZ_KERNEL=guest: no checkers)"
 	@echo "make soak         perf record -a --call-graph fp,defer sessions under load, SOAK_SECONDS (600),"
 	@echo "                  on the debug kernel (SOAK_KERNEL=guest: the plain one; scripts/soak.sh)"
-	@echo "make selftests    kselftests (perf_events) in $(BUILD_DIR)/kselftest"
+	@echo "make selftests    kselftests (perf_events, sframe) in $(BUILD_DIR)/kselftest"
 	@echo "make vm CMD='...' boot the kernel and run CMD (or: scripts/vm -- CMD)"
 	@echo "make checkpatch   scripts/checkpatch.pl on every patch of the series"
 	@echo "make series-check build the state after every patch: which one breaks (scripts/series-check.sh)"
@@ -60,26 +76,38 @@ tree-status:
 export:
 	@$(REPO)/scripts/tree.sh export
 
-kernel: tree
-	@$(REPO)/scripts/build-kernel.sh guest
-kernel-debug: tree
-	@$(REPO)/scripts/build-kernel.sh debug
+# The build graph.  Every script builds through these targets.
+kernel: kernel-guest
+$(addprefix kernel-,$(KVARIANTS)): kernel-%: tree
+	@$(REPO)/scripts/build-kernel.sh $*
 perf: tree
 	@$(REPO)/scripts/build-perf.sh
+perf-asan: tree
+	@$(REPO)/scripts/build-perf.sh asan
 sframe-tools: deps
 	@$(MAKE) -s -C $(REPO)/tools/sframe OUT=$(SFRAME_TOOLS) all
+workloads: kernel-$(KVARIANT) sframe-tools
+	@$(MAKE) -s -C $(REPO)/tests/workloads $(LOADS)
+kfuzz-load: kernel-$(KVARIANT) sframe-tools
+	@$(MAKE) -s -C $(REPO)/tests/workloads $(LOADS) kfuzz
+soak-load: kernel-$(KVARIANT) sframe-tools
+	@$(MAKE) -s -C $(REPO)/tests/soak OUT=$(BUILD_DIR)/soak KHDR=$(KHDR) \
+		SFRAME_GEN=$(SFRAME_TOOLS)/sframe-gen
+selftests: kernel-$(KVARIANT)
+	@$(REPO)/scripts/build-selftests.sh $(KVARIANT)
+build: kernel-$(KVARIANT) perf workloads selftests
+# What each script runs on (the scripts call these):
+test-build: build perf-asan soak-load $(if $(filter guest,$(KVARIANT)),kernel-nounwind)
+soak-build: build soak-load
+bench-build: kernel-bench perf sframe-tools
+demo-build: build
+
 fuzz: deps kfuzz
 	@$(MAKE) -s -C $(REPO)/tools/sframe OUT=$(SFRAME_TOOLS) fuzz
 kfuzz: deps
 	@$(REPO)/scripts/kfuzz.sh
 soak: deps
 	@$(REPO)/scripts/soak.sh
-workloads: kernel sframe-tools
-	@$(MAKE) -s -C $(REPO)/tests/workloads OUT=$(WORKLOADS) KHDR=$(BUILD_DIR)/kbuild/guest/usr/include \
-		SFRAME_GEN=$(SFRAME_TOOLS)/sframe-gen
-selftests: kernel
-	@$(REPO)/scripts/build-selftests.sh guest
-build: kernel perf workloads selftests
 
 vm:
 	@$(REPO)/scripts/vm -- sh -c '$(CMD)'
@@ -106,7 +134,7 @@ series-check: tree kernel
 	@$(REPO)/scripts/series-check.sh
 
 checkpatch: tree
-	@cd $(TREE) && n=0; for p in $(REPO)/patches/[0-9][0-9][0-9][0-9]-*.patch; do \
+	@cd $(TREE) && n=0; for p in $(REPO)/patches/[0-9][0-9]-*/[0-9][0-9][0-9][0-9]-*.patch; do \
 		[ -f "$$p" ] || continue; \
 		case $$p in */0000-cover-letter.patch) continue;; esac; \
 		n=$$((n + 1)); ign=CAMELCASE; \

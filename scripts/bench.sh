@@ -37,10 +37,7 @@ done
 run() { [[ $only == *" $1 "* ]]; }
 
 if [ "${BENCH_BUILD:-1}" != 0 ]; then
-	"$REPO/scripts/deps.sh"
-	"$REPO/scripts/tree.sh" prepare
-	"$REPO/scripts/build-kernel.sh" bench
-	if run script; then "$REPO/scripts/build-perf.sh"; fi
+	make -s --no-print-directory -C "$REPO" bench-build
 fi
 perf=$BUILD_DIR/perf/perf
 if run unwind || run profile; then
@@ -55,9 +52,8 @@ fi
 # The guest kernel without the lock and atomic-sleep checkers that the
 # test kernel has: they add to the costs measured (build-kernel.sh bench).
 kernel=$BUILD_DIR/kbuild/bench/arch/x86/boot/bzImage
-[ -f "$kernel" ] || { echo "bench: no kernel at $kernel (scripts/build-kernel.sh bench)" >&2; exit 1; }
+[ -f "$kernel" ] || { echo "bench: no kernel at $kernel (make kernel-bench)" >&2; exit 1; }
 hdr=$BUILD_DIR/kbuild/bench/usr/include
-make -s -C "$REPO/tools/sframe" OUT="$BUILD_DIR/sframe-tools" all
 sframe_gen=$BUILD_DIR/sframe-tools/sframe-gen
 unwind_fdes=${BENCH_UNWIND_FDES:-100 1000 10000 100000 1000000}
 t0=$SECONDS

@@ -21,13 +21,7 @@
 set -euo pipefail
 . "$(dirname "$0")/paths.sh"
 
-"$REPO/scripts/deps.sh"
-"$REPO/scripts/tree.sh" prepare
-"$REPO/scripts/build-kernel.sh" guest
-"$REPO/scripts/build-perf.sh"
-make -s -C "$REPO/tools/sframe" OUT="$BUILD_DIR/sframe-tools" all
-make -s -C "$REPO/tests/workloads" OUT="$BUILD_DIR/workloads" \
-	KHDR="$BUILD_DIR/kbuild/guest/usr/include" SFRAME_GEN="$BUILD_DIR/sframe-tools/sframe-gen"
+make -s --no-print-directory -C "$REPO" demo-build
 
 out=$BUILD_DIR/demo
 rm -rf "$out"; mkdir -p "$out"

@@ -23,13 +23,7 @@ runs=${KFUZZ_RUNS:-4}
 seed=${KFUZZ_SEED:-1}
 [ "$total" -gt 0 ] && [ "$runs" -gt 0 ] || { echo "kfuzz: KFUZZ_SECTIONS and KFUZZ_RUNS must be > 0" >&2; exit 2; }
 
-"$REPO/scripts/deps.sh"
-"$REPO/scripts/tree.sh" prepare
-"$REPO/scripts/build-kernel.sh" "$variant"
-make -s -C "$REPO/tools/sframe" OUT="$BUILD_DIR/sframe-tools" all
-make -s -C "$REPO/tests/workloads" OUT="$BUILD_DIR/workloads" \
-	KHDR="$BUILD_DIR/kbuild/$variant/usr/include" \
-	SFRAME_GEN="$BUILD_DIR/sframe-tools/sframe-gen" kfuzz
+make -s --no-print-directory -C "$REPO" KVARIANT="$variant" kfuzz-load
 
 out=$BUILD_DIR/kfuzz-results
 rm -rf "$out"

@@ -30,7 +30,7 @@ if [ "$(git -C "$BASE_TREE" rev-parse HEAD 2>/dev/null)" != "$base" ]; then
 fi
 echo "perf-test-suite: base $(git -C "$TREE" log -1 --format='%h %s' "$base")"
 TREE=$BASE_TREE PERF_OUT=$BUILD_DIR/perf-base "$REPO/scripts/build-perf.sh"
-"$REPO/scripts/build-perf.sh"
+make -s --no-print-directory -C "$REPO" perf
 # Copies: the run takes long, and the build directories may change meanwhile.
 # The base run is kept from an earlier one made with the same base perf
 # binary, if that ran to the end (the base doesn't change with the series).

@@ -11,7 +11,7 @@
 # ran, SFrame sections back to where they were), then a kmemleak scan,
 # then the kernel log checked for reports (scripts/klog-check.sh).
 # SOAK_KERNEL=guest runs it on the guest kernel instead (faster, no
-# checkers); SOAK_BUILD=0 uses what is built (only tests/soak is made);
+# checkers); SOAK_BUILD=0 uses what is built (make soak-build);
 # SOAK_LOADS picks loads (tests/soak/soak.sh); SOAK_NMI_MIN (1000000)
 # requests from NMI must be made by the NMI stress test
 # (CONFIG_UNWIND_DEFERRED_NMI_TEST) that runs alongside, the load going on
@@ -32,17 +32,8 @@ secs=${SOAK_SECONDS:-600}
 case $secs in ''|*[!0-9]*) echo "soak: SOAK_SECONDS=$secs is not a number" >&2; exit 2 ;; esac
 
 if [ "${SOAK_BUILD:-1}" = 1 ]; then
-	"$REPO/scripts/deps.sh" || exit 1
-	"$REPO/scripts/tree.sh" prepare || exit 1
-	"$REPO/scripts/build-kernel.sh" "$variant" || exit 1
-	"$REPO/scripts/build-perf.sh" || exit 1
-	make -s -C "$REPO/tools/sframe" OUT="$BUILD_DIR/sframe-tools" all || exit 1
-	make -s -C "$REPO/tests/workloads" OUT="$BUILD_DIR/workloads" \
-		KHDR="$BUILD_DIR/kbuild/$variant/usr/include" \
-		SFRAME_GEN="$BUILD_DIR/sframe-tools/sframe-gen" || exit 1
+	make -s --no-print-directory -C "$REPO" KVARIANT="$variant" soak-build || exit 1
 fi
-make -s -C "$REPO/tests/soak" OUT="$BUILD_DIR/soak" KHDR="$BUILD_DIR/kbuild/$variant/usr/include" \
-	SFRAME_GEN="$BUILD_DIR/sframe-tools/sframe-gen" || exit 1
 
 out=$BUILD_DIR/soak-results
 rm -rf "$out"

@@ -54,37 +54,19 @@ summary() {
 	[ "$fail" = 0 ]
 }
 
+# The build is the Makefile's: "make test-build" (the kernel, without
+# UNWIND_USER too, perf, with ASan too, the SFrame tools, the test
+# programs and kselftests).
+mk() { make -s --no-print-directory -C "$REPO" KVARIANT=$variant "$@"; }
 echo "=== deps"
-"$REPO/scripts/deps.sh" || abort "installing dependencies failed"
+mk deps || abort "installing dependencies failed"
 phase "deps done"
-
 if [ "${CI:-}" = true ]; then
-	FORCE=1 "$REPO/scripts/tree.sh" fresh || abort "kernel tree: cannot apply the series"
-else
-	"$REPO/scripts/tree.sh" prepare || abort "kernel tree does not match the series (see above)"
+	mk tree-reset || abort "kernel tree: cannot apply the series"
+	phase "tree re-created"
 fi
-phase "tree ready"
-
-"$REPO/scripts/build-kernel.sh" "$variant" || abort "kernel build ($variant) failed"
-phase "kernel built"
-if [ $variant = guest ]; then
-	"$REPO/scripts/build-kernel.sh" nounwind || abort "kernel build (nounwind) failed"
-	phase "kernel without UNWIND_USER built"
-fi
-"$REPO/scripts/build-perf.sh" || abort "perf build failed"
-phase "perf built"
-"$REPO/scripts/build-perf.sh" asan || abort "perf build (AddressSanitizer) failed"
-phase "perf with AddressSanitizer built"
-make -s -C "$REPO/tools/sframe" OUT="$BUILD_DIR/sframe-tools" all ||
-	abort "SFrame tools build failed"
-make -s -C "$REPO/tests/workloads" OUT="$BUILD_DIR/workloads" \
-	KHDR="$BUILD_DIR/kbuild/$variant/usr/include" \
-	SFRAME_GEN="$BUILD_DIR/sframe-tools/sframe-gen" || abort "workload build failed"
-make -s -C "$REPO/tests/soak" OUT="$BUILD_DIR/soak" \
-	KHDR="$BUILD_DIR/kbuild/$variant/usr/include" \
-	SFRAME_GEN="$BUILD_DIR/sframe-tools/sframe-gen" || abort "soak load build failed"
-"$REPO/scripts/build-selftests.sh" "$variant" || abort "kselftest build failed"
-phase "workloads and kselftests built"
+mk test-build || abort "build failed (make test-build KVARIANT=$variant, above)"
+phase "built"
 
 # Host tests: tests/host/*.sh, each a TAP-style stream like the guest's.
 if [ $variant = guest ]; then
