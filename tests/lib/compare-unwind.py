@@ -3,7 +3,8 @@
 """Check `perf script --compare-unwind` output (--call-graph dwarf,defer).
 
   compare-unwind.py [--through SYM] [--min N] [--mode agree|disagree|report]
-                    [--max-agree PCT] [--min-truncated N] [--lost N] FILE
+                    [--max-agree PCT] [--min-truncated N] [--lost N]
+                    [--top-dso DSO] [--require PATTERN]... [--cut] FILE
 
 perf compares, per sample, the user stack the kernel unwound (deferred)
 with perf's DWARF unwinding of the sample's stack dump, exactly, frame by
@@ -26,6 +27,16 @@ Truncated samples show no stack: they are counted, not selected.
                    disagree with a wrong frame, at most --max-shorter
                    (default: any) with a stack cut short
   --min-truncated  at least N samples (any) truncated by the stack dump
+  --top-dso DSO    select only the samples whose sampled IP is in DSO
+                   (file name): code the kernel has unwind information
+                   for, when a library it calls has none
+  --cut            compare the stacks only down to their first --through
+                   frame: what lies below it (libc's start code without
+                   unwind information for the kernel) is not compared
+  --require PAT    at least --require-min (default 1) agreeing selected
+                   samples have a frame matching PAT, a shell pattern of
+                   SYM@DSO (DSO the file name: "sig_leaf@*", "*@[vdso]");
+                   repeatable
 
 In agree and report modes, a sample whose deferred record never came
 ("incomplete, deferred user callchain lost") fails the check, wherever it
@@ -44,6 +55,8 @@ Exit 0 on success, 1 on failure, 2 on bad usage or unreadable input.
 """
 import argparse
 import collections
+import fnmatch
+import os
 import re
 import sys
 
@@ -53,7 +66,10 @@ SUMMARY = re.compile(r"^\d+ samples, \d+ with both, ")
 
 
 def parse(f):
-    """Yield (verdict, {"deferred": [sym...], "dwarf": [sym...]}, text) per sample."""
+    """Yield (verdict, {"deferred": [sym...], "dwarf": [sym...]}, text,
+    {"deferred": [sym@dso...], "dwarf": [...]}) per sample.  An agreeing
+    sample's frames are listed only with perf script -v, its deferred
+    side only: without, its sym@dso lists are empty."""
     cur = None
     side = None
     for line in f:
@@ -76,7 +92,7 @@ def parse(f):
                 verdict = "lost"
             else:
                 verdict = "incomplete"
-            cur = (verdict, stacks, [line])
+            cur = (verdict, stacks, [line], {"deferred": [], "dwarf": []})
             side = None
             continue
         if cur is None or not line.startswith("\t"):
@@ -89,9 +105,17 @@ def parse(f):
         elif side:
             m = FRAME.match(line)
             if m:
-                cur[1][side].append(re.sub(r"\+0x[0-9a-f]+$", "", m.group(3)))
+                sym = re.sub(r"\+0x[0-9a-f]+$", "", m.group(3))
+                if cur[0] != "agree":
+                    cur[1][side].append(sym)
+                cur[3][side].append(f"{sym}@{os.path.basename(m.group(4))}")
     if cur:
         yield cur
+
+
+def cut(stack, through):
+    """STACK down to and including its first THROUGH frame."""
+    return stack[:stack.index(through) + 1] if through in stack else stack
 
 
 def main():
@@ -107,6 +131,10 @@ def main():
     ap.add_argument("--lost", type=int, default=0,
                     help="records perf reported lost in the recording")
     ap.add_argument("--min-truncated", type=int, default=0)
+    ap.add_argument("--top-dso")
+    ap.add_argument("--cut", action="store_true")
+    ap.add_argument("--require", action="append", default=[])
+    ap.add_argument("--require-min", type=int, default=1)
     ap.add_argument("file")
     args = ap.parse_args()
     try:
@@ -128,12 +156,24 @@ def main():
     bad = []
     wrong = []
     lost = []
-    for verdict, st, text in parse(lines):
+    required = collections.Counter()
+    for verdict, st, text, full in parse(lines):
         counts["all " + verdict] += 1
         if verdict == "lost":
             lost.append(text)
         if not any(args.through in st[s] for s in st):
             continue
+        if (args.top_dso or args.require) and not full["deferred"]:
+            print("compare-unwind.py: --top-dso and --require need the "
+                  "frames of every sample: perf script -v --compare-unwind")
+            return 2
+        if args.top_dso and not full["deferred"][0].endswith("@" + args.top_dso):
+            counts["other top"] += 1
+            continue
+        if verdict == "disagree" and args.cut:
+            st = {s: cut(st[s], args.through) for s in st}
+            if st["deferred"] == st["dwarf"]:
+                verdict = "agree"
         if verdict == "disagree":
             d, w = st["deferred"], st["dwarf"]
             shorter = len(d) < len(w) and w[:len(d)] == d
@@ -162,6 +202,9 @@ def main():
         counts[verdict] += 1
         if verdict == "agree":
             stacks[" <- ".join(st["deferred"])] += 1
+            for pat in args.require:
+                if any(fnmatch.fnmatchcase(f, pat) for f in full["deferred"]):
+                    required[pat] += 1
         elif verdict == "disagree":
             bad.append(text)
     agree, disagree = counts["agree"], counts["disagree"]
@@ -175,6 +218,9 @@ def main():
           f"{counts['all lost']} whose deferred record never came, "
           f"{counts['all incomplete']} without a deferred user callchain; "
           f"{args.lost} records lost")
+    if args.top_dso:
+        print(f"  {counts['other top']} samples through {args.through} set aside: "
+              f"sampled IP not in {args.top_dso}")
     for stack, n in stacks.most_common(4):
         print(f"  {n:6d}  {stack}")
     for g, n in groups.most_common():
@@ -202,6 +248,10 @@ def main():
         if args.max_wrong is not None and counts["wrong"] > args.max_wrong:
             print(f"FAIL: {counts['wrong']} samples with a wrong frame, "
                   f"want at most {args.max_wrong}; the first:")
+            # on FAIL lines too: make test repeats those at the end of its log
+            for g, n in groups.most_common():
+                if g.startswith("wrong: "):
+                    print(f"FAIL: {n} x {g}")
             for text in wrong[:3]:
                 print("\n".join(text))
             ok = False
@@ -223,6 +273,11 @@ def main():
             ok = False
         if compared and 100.0 * agree / compared > args.max_agree:
             print(f"FAIL: {pct} agree, want at most {args.max_agree}%")
+            ok = False
+    for pat in args.require:
+        if required[pat] < args.require_min:
+            print(f"FAIL: {required[pat]} agreeing samples through {args.through} "
+                  f"have a frame {pat}, want at least {args.require_min}")
             ok = False
     if counts["all truncated"] < args.min_truncated:
         print(f"FAIL: {counts['all truncated']} samples truncated by the stack dump, "
