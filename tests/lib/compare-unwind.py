@@ -49,6 +49,11 @@ A disagreement is "shorter" when the kernel's stack is a prefix of the
 DWARF one (the kernel stopped early, every frame it gave is right),
 "longer" when DWARF gave only the sampled IP (no CFI there: _fini, crt
 stubs) and the kernel went on from it (unchecked), and "wrong" otherwise.
+One whose DWARF stack ends, where it differs, at an address that no
+object maps while every frame of the kernel's is in one is "unmapped":
+the sample's registers and stack dump didn't belong together (taken while
+the kernel rewrote the registers, in signal delivery or sigreturn); it
+is counted and shown, not compared.
 
 The most frequent stacks are printed, and the disagreements on failure.
 Exit 0 on success, 1 on failure, 2 on bad usage or unreadable input.
@@ -113,6 +118,16 @@ def parse(f):
         yield cur
 
 
+def dwarf_unmapped(st, full):
+    """Does the DWARF stack end at an unmapped address, at the first frame
+    where it differs, with every frame of the kernel's in a known object?"""
+    d, w = full["deferred"], full["dwarf"]
+    if not d or not w or any(f.endswith("@[unknown]") for f in d):
+        return False
+    i = next((i for i, (a, b) in enumerate(zip(d, w)) if a != b), None)
+    return i is not None and i == len(w) - 1 and w[i].endswith("@[unknown]")
+
+
 def cut(stack, through):
     """STACK down to and including its first THROUGH frame."""
     return stack[:stack.index(through) + 1] if through in stack else stack
@@ -157,6 +172,7 @@ def main():
     wrong = []
     lost = []
     required = collections.Counter()
+    unmapped = []
     for verdict, st, text, full in parse(lines):
         counts["all " + verdict] += 1
         if verdict == "lost":
@@ -174,6 +190,16 @@ def main():
             st = {s: cut(st[s], args.through) for s in st}
             if st["deferred"] == st["dwarf"]:
                 verdict = "agree"
+        if verdict == "disagree" and dwarf_unmapped(st, full):
+            # DWARF went to an address no object maps, where the kernel
+            # has a frame of a known object at every step: the sample's
+            # registers and stack dump didn't match (taken while the
+            # kernel rewrote the registers, in signal delivery or
+            # sigreturn).  Not a check of the kernel: counted, shown.
+            verdict = "unmapped"
+            groups[f"unmapped: DWARF goes to {full['dwarf'][len(full['dwarf']) - 1]}, "
+                   f"kernel to {full['deferred'][min(len(full['dwarf']), len(full['deferred'])) - 1]}"] += 1
+            unmapped.append(text)
         if verdict == "disagree":
             d, w = st["deferred"], st["dwarf"]
             shorter = len(d) < len(w) and w[:len(d)] == d
@@ -213,6 +239,8 @@ def main():
     print(f"through {args.through}: {compared} samples compared, {agree} agree "
           f"({pct}), {disagree} disagree ({counts['shorter']} shorter, "
           f"{counts['longer']} longer, {counts['wrong']} wrong); "
+          f"{counts['unmapped']} where DWARF went where nothing is mapped "
+          "(not compared); "
           f"{counts['all truncated']} samples (any) "
           "truncated by the stack dump; "
           f"{counts['all lost']} whose deferred record never came, "
