@@ -55,13 +55,23 @@ record() {
 	grep -i 'sframe-audit' "$TMP/$name.log" && fail "$name: sframe-audit.so complained"
 	# --no-inline: perf expands inlined functions for DWARF callchains
 	# only; the stacks compared are the real frames.
-	"$PERF" script --no-inline -i "$TMP/$name.data" -F comm,tid,ip,sym,symoff,dso \
+	"$PERF" script --no-inline -i "$TMP/$name.data" -F comm,tid,time,ip,sym,symoff,dso --ns \
 		> "$TMP/$name.txt" 2> "$TMP/$name.err" ||
 		{ cat "$TMP/$name.err"; fail "perf script $name"; }
+	# which samples have a deferred user callchain (stacks.py --raw)
+	"$PERF" script --no-inline -i "$TMP/$name.data" --no-merge-callchains \
+		-F comm,tid,time,ip,sym,symoff,dso --ns > "$TMP/$name.raw" 2> "$TMP/$name.err" ||
+		{ cat "$TMP/$name.err"; fail "perf script --no-merge-callchains $name"; }
 	LOST=$(lost_records "$TMP/$name.data")
 	rm -f "$TMP/$name.data"
 }
-stacks() { python3 "$LIB/stacks.py" --lost "$LOST" "$@" || fail "$name: stacks"; }
+# Every sample must have a deferred user callchain (--raw), but in the
+# signal runs: the kernel refuses to defer a request whose registers are
+# the new ones while it still calls back an entry of the old ones, in
+# signal delivery or sigreturn (01-unwind-deferred 0011), and perf then
+# unwinds at once, by frame pointers: at most 3 a run, not checked.
+stacks() { python3 "$LIB/stacks.py" --lost "$LOST" --raw "$TMP/$name.raw" "$@" ||
+	fail "$name: stacks"; }
 
 # dwarf NAME MODE MIN [ENV=VALUE...] -- [compare-unwind.py OPTION...]:
 # frames-sframe3 MODE recorded with --call-graph dwarf,defer; every
@@ -116,7 +126,8 @@ dwarf prologue-dwarf prologue 100 $audit -- --require 'pe_leaf@*'
 # sidecar the kernel recognizes __restore_rt by its instructions, with it
 # by its signal-frame FDE.
 echo "## signal"
-sig=(--mode suffix --top sig_leaf --min 100 --expect "sig_leaf,sig_handler,*@$libc,sig_spin,$chain")
+sig=(--mode suffix --top sig_leaf --min 100 --max-immediate 3
+     --expect "sig_leaf,sig_handler,*@$libc,sig_spin,$chain")
 name=signal-sframe3; record $name "$prog" signal fp,defer
 stacks --comm frames-sframe3 "${sig[@]}" "$TMP/$name.txt"
 name=signal-sframe2; record $name "$WORKLOADS/frames-sframe2" signal fp,defer

@@ -159,6 +159,19 @@ def sample_key(head):
     return int(m.group(1)), int(m.group(2)) * 10**9 + int(m.group(3))
 
 
+def deferred_keys(path):
+    """(tid, time) of the samples of perf script --no-merge-callchains
+    output that carry a deferred user callchain."""
+    keys, key = set(), None
+    with open(path) as f:
+        for line in f:
+            if line[:1] and not line[0].isspace():
+                key = sample_key(line)
+            elif key and "(user callchain deferred, cookie" in line:
+                keys.add(key)
+    return keys
+
+
 def parse(lines):
     """Yield (comm, frames) per sample; frames = [(sym, dso), ...]."""
     for comm, frames in parse_symoff(lines):
@@ -206,6 +219,11 @@ def main():
                     help="--mode full: a sample on an instruction of SYMBOL (--top) "
                     "where its frame pointer is not set up may lack the chain's "
                     "second frame (needs -F symoff)")
+    ap.add_argument("--raw", metavar="RAW",
+                    help="perf script --no-merge-callchains -F ...,time --ns of the "
+                    "same recording: samples that perf unwound at once (no deferred "
+                    "user callchain) are counted, not checked")
+    ap.add_argument("--max-immediate", type=int, default=0)
     ap.add_argument("file", nargs="?", default="-")
     args = ap.parse_args()
     sizes = dump_sizes(args.dump) if args.dump else {}
@@ -221,6 +239,8 @@ def main():
     seen, bad = collections.Counter(), collections.Counter()
     unexplained = []
     total = selected = good = on_top = exiting = nouser = nodump = undumped = unframed = 0
+    deferred = deferred_keys(args.raw) if args.raw else None
+    immediate = collections.Counter()
     for head, frames in parse_samples(f):
         if head.split()[0] != args.comm:
             continue
@@ -256,6 +276,12 @@ def main():
             if not ok and top in noframe and starts_with(user, chains[0][:1] + chains[0][2:]):
                 ok = True
                 unframed += 1
+        if deferred is not None and sample_key(head) not in deferred:
+            # perf unwound it in the interrupt: the kernel refused to
+            # defer it (its registers were being replaced), not a stack
+            # of the deferred unwinder
+            immediate[show(user)] += 1
+            continue
         selected += 1
         on_top += args.top is not None and matches(args.top, user[0])
         seen[show(user)] += 1
@@ -279,6 +305,15 @@ def main():
           + f"); {args.lost} records lost")
     for stack, n in seen.most_common(5):
         print(f"  {n:6d}  {stack}")
+    if deferred is not None:
+        n = sum(immediate.values())
+        print(f"  {n} unwound by perf at once, not deferred (not checked), "
+              f"at most {args.max_immediate} allowed")
+        for stack, k in immediate.most_common(3):
+            print(f"  {k:6d}  {stack} (at once)")
+        if n > args.max_immediate:
+            print(f"FAIL: {n} samples unwound at once, want at most {args.max_immediate}")
+            return 1
     if undumped:
         print(f"FAIL: {undumped} samples not found in {args.dump}")
         return 1
