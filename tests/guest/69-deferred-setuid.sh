@@ -35,7 +35,9 @@
 #     none has fake_new_ra;
 #  5) every deferred sample of the argument copy has the old program's
 #     stack exactly (exec_fakefp alone for the fake ones: the kernel's
-#     unwinder does not follow a frame below the stack pointer), at least
+#     unwinder does not follow a frame below the stack pointer; a sample
+#     in user mode at its first instruction, before it sets %rbp, has
+#     the whole chain, one at its second the chain without ex_b), at least
 #     100 per kind of exec; every other sample from an exec site a prefix
 #     of the old chain; no sample of the workload without user part, no
 #     stack with frames of both programs or fake_new_ra;
@@ -139,6 +141,8 @@ class Ev:
         self.event = None if r else m.group(6).split()[0].rstrip(":")
         self.cookie = r.group(1) if r else None
         self.frames = []
+        # offset of the interrupted user IP in its function, if known
+        self.top_off = None
 
     @property
     def key(self):
@@ -167,7 +171,10 @@ def parse(path):
                 cur.cookie = MARKER.match(line).group(1)
                 continue
             sym, _, dso = f[1].rstrip().rpartition(" (")
-            cur.frames.append((sym.rpartition("+0x")[0] or sym, dso[:-1]))
+            name, plus, off = sym.rpartition("+0x")
+            if dso[:-1] != KERNEL_DSO and not cur.user() and plus:
+                cur.top_off = int(off, 16)
+            cur.frames.append((name if plus else sym, dso[:-1]))
         elif line.strip():
             m = HDR.match(line)
             if not m:
@@ -209,6 +216,12 @@ PRE_EXEC = {"prepare_bprm_creds", "prepare_exec_creds", "check_unsafe_exec"}
 LOCKING = re.compile(r"^(__lock_text_start|_raw_spin|_raw_read|_raw_write|do_raw_|lock_|__lock_|"
                      r"lockdep_|mark_lock|trace_hardirqs_|preempt_count_|mutex_|__mutex_)")
 DEFERRED = {"ex_exec": OLD, "exec_fakefp": ["exec_fakefp"], "nw_exec": NEW}
+# A sample in user mode in exec_fakefp ("push %rbp; lea fake_frame(%rip),
+# %rbp; mov $SYS_execve, %eax; syscall"): at the push the return address
+# is at the top of the stack and %rbp is ex_b's frame pointer, the whole
+# chain; at the lea the frame-pointer rule takes ex_b's frame for
+# exec_fakefp's and loses ex_b; then %rbp is fake_frame.
+FAKE_AT = {0: ["exec_fakefp"] + OLD[1:], 1: ["exec_fakefp"] + OLD[2:]}
 kinds = collections.Counter()
 for e in samples:
     m = e.merged
@@ -245,8 +258,11 @@ for e in samples:
     top = names[0]
     if top in SITES and e.cookie:
         kinds[("deferred", top, "copy_strings" if "copy_strings" in ksyms else "elsewhere")] += 1
-        if names != DEFERRED[top]:
-            error(f"{what}: want {' <- '.join(DEFERRED[top])}")
+        want = DEFERRED[top]
+        if top == "exec_fakefp" and not m.kernel():
+            want = FAKE_AT.get(m.top_off, want)
+        if names != want:
+            error(f"{what}: want {' <- '.join(want)}")
     elif top in SITES:
         # unwound at once, during the exec: the old memory, or none of it;
         # elf_load() maps the program, then the dynamic loader

@@ -31,7 +31,7 @@ static inline __attribute__((always_inline)) void spin(unsigned long n)
 		sink += i ^ (sink >> 3);
 }
 
-__attribute__((noinline)) void sg_leaf(void) { spin(100000); sink++; }
+__attribute__((noinline)) void sg_leaf(void) { spin(1000000); sink++; }
 /* Only a signal that interrupted sg_spin spins: the chain is known. */
 __attribute__((noinline)) void sg_handler(int sig)
 {
