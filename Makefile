@@ -31,7 +31,7 @@ KHDR := $(BUILD_DIR)/kbuild/$(KVARIANT)/usr/include
 LOADS := OUT=$(WORKLOADS) KHDR=$(KHDR) SFRAME_GEN=$(SFRAME_TOOLS)/sframe-gen
 
 .PHONY: help deps tree tree-reset tree-status export kernel \
-	$(addprefix kernel-,$(KVARIANTS)) perf perf-asan workloads kfuzz-load \
+	$(addprefix kernel-,$(KVARIANTS)) perf perf-asan workloads kfuzz-load sframe-tools-asan \
 	soak-load selftests build test-build soak-build bench-build demo-build \
 	test test-debug bench demo vm checkpatch perf-test-suite sframe-tools \
 	fuzz kfuzz soak series-check
@@ -51,6 +51,7 @@ help:
 	@echo "make build        kernel, perf, workloads, kselftests (KVARIANT=debug: on the debug kernel)"
 	@echo "make test-build   what make test runs on (also: soak-build, bench-build, demo-build)"
 	@echo "make sframe-tools sframe-gen, sframe-dump, sframe-check, sframe-audit.so in $(SFRAME_TOOLS)"
+	@echo "                  (and the programs their tests drive; sframe-tools-asan: under ASan+UBSan)"
 	@echo "make fuzz         make kfuzz, then fuzz the SFrame tools' ELF/CFI and section input (FUZZ_SECONDS each, 1800)"
 	@echo "make kfuzz        1M mutated .sframe sections through the debug kernel in QEMU (scripts/kfuzz.sh)"
 	@echo "                  (KFUZZ_KERNEL=debug-lazy: without CONFIG_UNWIND_USER_SFRAME_VALIDATE, so that"
@@ -86,6 +87,8 @@ perf-asan: tree
 	@$(REPO)/scripts/build-perf.sh asan
 sframe-tools: deps
 	@$(MAKE) -s -C $(REPO)/tools/sframe OUT=$(SFRAME_TOOLS) all
+sframe-tools-asan: deps
+	@$(MAKE) -s -C $(REPO)/tools/sframe OUT=$(SFRAME_TOOLS) asan-tools
 workloads: kernel-$(KVARIANT) sframe-tools
 	@$(MAKE) -s -C $(REPO)/tests/workloads $(LOADS)
 kfuzz-load: kernel-$(KVARIANT) sframe-tools
@@ -97,7 +100,7 @@ selftests: kernel-$(KVARIANT)
 	@$(REPO)/scripts/build-selftests.sh $(KVARIANT)
 build: kernel-$(KVARIANT) perf workloads selftests
 # What each script runs on (the scripts call these):
-test-build: build perf-asan soak-load $(if $(filter guest,$(KVARIANT)),kernel-nounwind)
+test-build: build perf-asan sframe-tools-asan soak-load $(if $(filter guest,$(KVARIANT)),kernel-nounwind)
 soak-build: build soak-load
 bench-build: kernel-bench perf sframe-tools
 demo-build: build

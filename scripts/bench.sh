@@ -104,7 +104,7 @@ if run gen; then
 gcc -O2 -fomit-frame-pointer -o "$out/chain-nofp" "$REPO/tests/workloads/chain.c"
 libc=$(readlink -f "$(ldconfig -p | awk '$1 == "libc.so.6" && /x86-64/ { print $NF; exit }')")
 libstdcxx=$(readlink -f "$(ldconfig -p | awk '$1 == "libstdc++.so.6" && /x86-64/ { print $NF; exit }')")
-python3 "$REPO/tools/sframe/tests/bench-gen.py" "$BUILD_DIR/sframe-tools/sframe-gen" \
+python3 "$REPO/tests/sframe/bench-gen.py" "$BUILD_DIR/sframe-tools/sframe-gen" \
 	"$libc" "$libstdcxx" "$(readlink -f /usr/bin/python3)" "$out/chain-nofp" > "$out/sframe-gen.txt"
 fi
 

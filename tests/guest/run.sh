@@ -1,15 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# run.sh [TEST...] - run the guest tests (all *.sh but lib.sh and run.sh, or
-# the named ones) inside the scripts/vm guest, one TAP-style line each:
-#   ok - NAME / not ok - NAME / ok - NAME # SKIP reason
+# run.sh [TEST...] - run the guest tests (all [0-9]*.sh, or the named ones)
+# inside the scripts/vm guest, one line each, as tests/lib/tap.sh says:
+#   ok - NAME (Ns) / not ok - NAME (exit N, Ns) / ok - NAME # SKIP reason
 # A test exits 0 (pass), 2 (skip) or anything else (fail); its output is
 # shown, indented, when it does not pass or when VERBOSE=1.
 
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export LIB=$here/../lib
+. "$LIB/tap.sh"
 : "${PERF:?PERF must name the perf binary}" "${WORKLOADS:?WORKLOADS must name the workload directory}"
 : "${TREE:?TREE must name the kernel tree}"
 KSELFTEST=${KSELFTEST:-}
@@ -20,21 +21,7 @@ if [ $# -eq 0 ]; then
 	set -- $(cd "$here" && ls [0-9]*.sh)
 fi
 for t; do
-	name=${t%.sh}
-	export TMP=$(mktemp -d /tmp/test.XXXXXX)
-	start=$SECONDS
-	bash "$here/${name}.sh" > "$TMP/.out" 2>&1
-	rc=$?
-	took=$((SECONDS - start))
-	case $rc in
-	0) echo "ok - $name (${took}s)" ;;
-	2) echo "ok - $name # SKIP $(grep -m1 '^SKIP:' "$TMP/.out" | cut -c7-)" ;;
-	*) echo "not ok - $name (exit $rc, ${took}s)" ;;
-	esac
-	if [ $rc != 0 ] || [ "${VERBOSE:-0}" = 1 ]; then
-		sed 's/^/    # /' "$TMP/.out"
-	fi
-	rm -rf "$TMP"
+	run_test "$here/${t%.sh}.sh" || :
 done
 
 # On a kernel with kmemleak, scan now (twice: objects must be seen

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # libFuzzer on the SFrame tools' two input paths, ELF + .eh_frame and
-# .sframe: first every input that once crashed them (tests/fuzz-regress/),
-# then a bounded run of each fuzzer (FUZZ_SECONDS, 60 here; 'make fuzz'
-# runs 30 minutes each).  A crash, leak, timeout or sanitizer report fails.
+# .sframe: first every input that once crashed them (tests/sframe/
+# fuzz-regress/), then a bounded run of each fuzzer (FUZZ_SECONDS, 60
+# here; 'make fuzz' runs 30 minutes each).  A crash, leak, timeout or
+# sanitizer report fails.
 . "$(dirname "$0")/lib.sh"
 
 sf() { make -s -C "$REPO/tools/sframe" OUT="$BUILD_DIR/sframe-tools" "$@"; }

@@ -5,14 +5,14 @@
 #
 #   make OUT=d fuzz-short      both fuzzers FUZZ_SECONDS (60) each, for 'make test'
 #   make OUT=d fuzz            the same, FUZZ_SECONDS (1800) each
-#   make OUT=d fuzz-regress    tests/fuzz-regress/ inputs once each (-strict builds)
+#   make OUT=d fuzz-regress    $(TESTS)/fuzz-regress/ inputs once each (-strict builds)
 #   make OUT=d asan-tools      $(OUT)/asan/sframe-{gen,dump,check}, ASan+UBSan
-#   make OUT=d test-malformed  tests/malformed.sh with the asan tools
+#   (asan-tools are what tests/host/63-sframe-malformed.sh runs)
 #
 # Seeds: fuzz/mkcorpus.sh makes $(OUT)/corpus-seed-{elf,sframe}; each run
 # works on a copy, $(OUT)/corpus-{elf,sframe} (kept between runs, so a
 # longer 'make fuzz' starts from what 'fuzz-short' found), plus the
-# regression inputs tests/fuzz-regress/{elf,sframe}-*.  Crashes are saved
+# regression inputs $(TESTS)/fuzz-regress/{elf,sframe}-*.  Crashes are saved
 # in $(OUT)/fuzz-artifacts/.  One process per fuzzer, one after the other:
 # the machine has 2 cores and others need one.
 
@@ -35,7 +35,7 @@ FUZZ_ELF_SRC := fuzz/fuzz-elf.c cfi.c sframe-hdr.c sframe-ident.c sframe-read.c 
 		sframe-inject.c
 FUZZ_SFRAME_SRC := fuzz/fuzz-sframe.c sframe-hdr.c sframe-read.c sframe-write.c
 
-.PHONY: fuzz fuzz-short fuzz-regress fuzz-corpus asan-tools test-malformed
+.PHONY: fuzz fuzz-short fuzz-regress fuzz-corpus asan-tools
 
 $(OUT)/fuzz-elf: $(FUZZ_ELF_SRC) $(FUZZ_HDR) | $(OUT)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ \
@@ -70,7 +70,7 @@ define fuzz_run
 	@set -e; n=$(1); o=$(OUT); \
 	mkdir -p $$o/corpus-$$n $$o/fuzz-artifacts $$o/fuzz-logs; \
 	cp -n $$o/corpus-seed-$$n/* $$o/corpus-$$n/ 2>/dev/null || true; \
-	for f in tests/fuzz-regress/$$n-*; do \
+	for f in $(TESTS)/fuzz-regress/$$n-*; do \
 		[ -f "$$f" ] && cp -n "$$f" $$o/corpus-$$n/ || true; done; \
 	before=$$(ls $$o/fuzz-artifacts | grep -vc -- '-slow-unit-' || true); \
 	slow0=$$(ls $$o/fuzz-artifacts | grep -c -- '-slow-unit-' || true); \
@@ -98,7 +98,7 @@ endef
 # known bugs: they fail until those bugs are fixed.
 fuzz-regress: $(OUT)/fuzz-elf-strict $(OUT)/fuzz-sframe-strict
 	@set -e; fail=0; for n in elf sframe; do \
-		set -- tests/fuzz-regress/$$n-*; [ -f "$$1" ] || continue; \
+		set -- $(TESTS)/fuzz-regress/$$n-*; [ -f "$$1" ] || continue; \
 		for f; do \
 			if $(OUT)/fuzz-$$n-strict -runs=1 \
 				-timeout=$(FUZZ_TIMEOUT) \
@@ -135,5 +135,3 @@ $(OUT)/asan/sframe-dump: sframe-dump.c $(FUZZ_LIB) $(FUZZ_HDR) | $(OUT)/asan
 $(OUT)/asan/sframe-check: sframe-check.c cfi.c $(FUZZ_LIB) $(FUZZ_HDR) | $(OUT)/asan
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $(filter %.c,$^) $(LDLIBS_DW)
 
-test-malformed: asan-tools
-	bash tests/malformed.sh $(OUT)

@@ -2,8 +2,8 @@
 # sframe-inject: ELF injection of .sframe + PT_GNU_SFRAME.  Included by
 # Makefile, which defines OUT, CC, CFLAGS, all: and the $(OUT) rule.
 #
-#   make all            sframe-inject.o, inject-test, inject-test-san
-#   make test-inject    bash tests/inject.sh $(OUT)
+#   make all            sframe-inject.o, inject-test, inject-test-san (the
+#                       driver of tests/host/61-sframe-inject.sh)
 #   make fuzz-inject    libFuzzer run (clang), INJECT_FUZZ_TIME seconds
 
 INJECT_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -14,24 +14,21 @@ INJECT_SEEDS := $(wildcard ../../tests/vectors/vec_plt \
 			   ../../tests/vectors/libvec.so)
 
 all: $(OUT)/sframe-inject.o $(OUT)/inject-test $(OUT)/inject-test-san
-.PHONY: test-inject fuzz-inject
+.PHONY: fuzz-inject
 
 $(OUT)/sframe-inject.o: sframe-inject.c sframe-inject.h | $(OUT)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(OUT)/inject-test: tests/inject-test.c $(OUT)/sframe-inject.o sframe-inject.h | $(OUT)
-	$(CC) $(CFLAGS) -o $@ tests/inject-test.c $(OUT)/sframe-inject.o
+$(OUT)/inject-test: $(TESTS)/inject-test.c $(OUT)/sframe-inject.o sframe-inject.h | $(OUT)
+	$(CC) $(CFLAGS) -I. -o $@ $(TESTS)/inject-test.c $(OUT)/sframe-inject.o
 
 # The same driver with the library built in, under ASan and UBSan.
-$(OUT)/inject-test-san: tests/inject-test.c sframe-inject.c sframe-inject.h | $(OUT)
-	$(CC) $(CFLAGS) $(INJECT_SAN) -o $@ tests/inject-test.c sframe-inject.c
+$(OUT)/inject-test-san: $(TESTS)/inject-test.c sframe-inject.c sframe-inject.h | $(OUT)
+	$(CC) $(CFLAGS) -I. $(INJECT_SAN) -o $@ $(TESTS)/inject-test.c sframe-inject.c
 
-test-inject: all
-	bash tests/inject.sh $(OUT)
-
-$(OUT)/inject-fuzz: tests/inject-test.c sframe-inject.c sframe-inject.h | $(OUT)
+$(OUT)/inject-fuzz: $(TESTS)/inject-test.c sframe-inject.c sframe-inject.h | $(OUT)
 	$(INJECT_FUZZ_CC) -g -O1 -DSF_FUZZ -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ tests/inject-test.c sframe-inject.c
+		-fno-sanitize-recover=all -I. -o $@ $(TESTS)/inject-test.c sframe-inject.c
 
 # Seeds: real files behind a 2-byte seclen (0x100).
 fuzz-inject: $(OUT)/inject-fuzz

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../sframe-inject.h"
+#include "sframe-inject.h"
 
 #ifndef SF_FUZZ
 

@@ -69,7 +69,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
-#include "../sframe.h"
+#include "sframe.h"
 
 #ifndef PR_ADD_SFRAME
 #define PR_ADD_SFRAME		79
