@@ -79,7 +79,7 @@ stacks() { python3 "$LIB/stacks.py" --lost "$LOST" --raw "$TMP/$name.raw" "$@" |
 # dump, down to main (below it is libc's start code: without libc's
 # sidecar the kernel has no unwind information there), at least MIN
 # of them.  Lazy binding off: the kernel stops in the resolver, which
-# DWARF unwinds through (README.md, Ground truth).
+# DWARF unwinds through (docs/testing.md, Ground truth).
 dwarf() {
 	local name=$1 mode=$2 min=$3 env=()
 	shift 3

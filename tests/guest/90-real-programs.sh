@@ -13,8 +13,8 @@
 # "longer" (DWARF had no CFI for the sampled IP, the kernel went on) or
 # "wrong".  The test fails on any wrong frame, on any stack cut short, on
 # any sample whose deferred record never came (unless perf counted lost
-# records), and on fewer than 100 samples compared.  Measured: 100% (README.md, Ground
-# truth); once in a make test run, longer: an xz sample in liblzma's fini
+# records), and on fewer than 100 samples compared.  Measured: 100% (docs/testing.md,
+# Ground truth); once in a make test run, longer: an xz sample in liblzma's fini
 # code, which has no CFI, that the kernel unwound on through
 # _dl_call_fini.  Before sframe-audit.so kept libc registered at exit and
 # registered its own namespace, a run now and then had a wrong frame
