@@ -13,6 +13,8 @@ hdr=$BUILD_DIR/kbuild/${1:-guest}/usr/include
 
 for target in perf_events sframe; do
 	out=$BUILD_DIR/kselftest/$target
+	# only what this tree builds: no program of an older series left
+	rm -rf "$out"
 	mkdir -p "$out"
 	make -s -C "$TREE/tools/testing/selftests/$target" OUTPUT="$out" \
 		CC="$cc" KHDR_INCLUDES="-isystem $hdr" -j"$JOBS"

@@ -1,7 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-# kselftest perf_events/deferred_callchain on the patched kernel: the
-# feature must be there (a missing one fails, not skips), and every case
-# passes; its TAP lines are shown.
+# The kselftests perf_events/deferred_* on the patched kernel: the feature
+# must be there (a missing one fails, not skips), and every case passes
+# (but abi.expect_unsupported, which wants a kernel without the feature);
+# their TAP lines are shown.
 . "$(dirname "$0")/lib.sh"
-kselftest_all_ok "${KSELFTEST:?}/perf_events/deferred_callchain" abi.expect_unsupported \
-	DEFERRED_EXPECT_SUPPORTED=1
+for t in abi task percpu lifecycle; do
+	echo "## deferred_$t"
+	skipped=-
+	[ $t = abi ] && skipped=abi.expect_unsupported
+	(kselftest_all_ok "${KSELFTEST:?}/perf_events/deferred_$t" $skipped \
+		DEFERRED_EXPECT_SUPPORTED=1) || fail "deferred_$t"
+done

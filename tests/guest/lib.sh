@@ -63,7 +63,7 @@ kunit_suite() {
 # kselftest_all_ok BIN SKIPPED [ENV=VALUE...]: run the kselftest BIN (with
 # the environment given) in $TMP; every case of its plan must pass, and
 # the one case named SKIPPED (which needs a kernel without the feature)
-# is the only one skipped.  Its TAP lines are shown.
+# is the only one skipped ("-": none is).  Its TAP lines are shown.
 kselftest_all_ok() {
 	local bin=$1 skipped=$2 rc plan oks skips
 	shift 2
@@ -81,6 +81,10 @@ kselftest_all_ok() {
 	oks=$(grep -cE '^ok [0-9]+ ' out.txt)
 	skips=$(grep -cE '^ok [0-9]+ .*# SKIP' out.txt)
 	[ -n "$plan" ] && [ "$oks" = "$plan" ] || fail "$oks of ${plan:-?} cases ok"
-	[ "$skips" = 1 ] && grep -qE "^ok [0-9]+ $skipped # SKIP" out.txt ||
-		fail "$skips skipped cases, want only $skipped"
+	if [ "$skipped" = - ]; then
+		[ "$skips" = 0 ] || fail "$skips skipped cases, want none"
+	else
+		[ "$skips" = 1 ] && grep -qE "^ok [0-9]+ $skipped # SKIP" out.txt ||
+			fail "$skips skipped cases, want only $skipped"
+	fi
 }

@@ -1,14 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The kernel built without CONFIG_UNWIND_USER boots, and rejects the perf
-# attr bits that need it with EINVAL (kselftest deferred_callchain, abi.*)
+# attr bits that need it with EINVAL (kselftest deferred_abi)
 # and the SFrame prctls too (kselftest sframe_prctl);
 # perf record --call-graph fp,defer then records plain fp, with one warning.
 . "$(dirname "$0")/lib.sh"
 
 vm=$REPO/scripts/vm
 kernel=$BUILD_DIR/kbuild/nounwind/arch/x86/boot/bzImage
-bin=$BUILD_DIR/kselftest/perf_events/deferred_callchain
+bin=$BUILD_DIR/kselftest/perf_events/deferred_abi
 expect "nounwind: kernel is built without CONFIG_UNWIND_USER" 0 "" -- \
 	grep -qx "# CONFIG_UNWIND_USER is not set" "$BUILD_DIR/kbuild/nounwind/.config"
 expect "nounwind: defer_callchain/defer_output give EINVAL" 0 "^ok [0-9]+ abi.expect_unsupported$" -- \
