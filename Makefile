@@ -34,7 +34,7 @@ LOADS := OUT=$(WORKLOADS) KHDR=$(KHDR) SFRAME_GEN=$(SFRAME_TOOLS)/sframe-gen
 	$(addprefix kernel-,$(KVARIANTS)) perf perf-asan workloads kfuzz-load sframe-tools-asan \
 	soak-load selftests build test-build soak-build bench-build demo-build \
 	test test-debug bench demo vm checkpatch perf-test-suite sframe-tools \
-	fuzz kfuzz soak series-check
+	fuzz kfuzz soak series-check deb deb-test
 
 help:
 	@sed -n '3,8s/^# \{0,1\}//p' Makefile
@@ -63,6 +63,8 @@ help:
 	@echo "make checkpatch   scripts/checkpatch.pl on every patch of the series"
 	@echo "make series-check build the state after every patch: which one breaks (scripts/series-check.sh)"
 	@echo "make bench        benchmarks in the guest, report in $(BUILD_DIR)/bench-results"
+	@echo "make deb          Debian packages in $(BUILD_DIR)/deb/\$$DEB_NAME (host): the kernel configured from"
+	@echo "                  BASE_CONFIG (/boot/config-\$$(uname -r)) + config/series.config, perf, the SFrame tools"
 	@echo "make perf-test-suite  whole perf test suite in the guest, before/after the perf patches"
 
 deps:
@@ -100,9 +102,19 @@ selftests: kernel-$(KVARIANT)
 	@$(REPO)/scripts/build-selftests.sh $(KVARIANT)
 build: kernel-$(KVARIANT) perf workloads selftests
 # What each script runs on (the scripts call these):
-test-build: build perf-asan sframe-tools-asan soak-load $(if $(filter guest,$(KVARIANT)),kernel-nounwind)
+test-build: build perf-asan sframe-tools-asan soak-load $(if $(filter guest,$(KVARIANT)),kernel-nounwind deb-test)
 soak-build: build soak-load
 bench-build: kernel-bench perf sframe-tools
+# Debian packages: the kernel from BASE_CONFIG (the running kernel's by
+# default) + config/series.config, perf, the SFrame tools; deb-test: the
+# same from the nounwind kernel's configuration (the guest's without the
+# series' options), which tests/host/45-deb.sh boots
+BASE_CONFIG ?= /boot/config-$(shell uname -r)
+DEB_NAME ?= host
+deb: perf sframe-tools
+	@$(REPO)/scripts/deb.sh "$(BASE_CONFIG)" "$(DEB_NAME)"
+deb-test: kernel-nounwind perf sframe-tools
+	@$(REPO)/scripts/deb.sh $(BUILD_DIR)/kbuild/nounwind/.config test
 demo-build: build
 
 fuzz: deps kfuzz
