@@ -45,7 +45,7 @@ trap 'git -C "$TREE" worktree remove --force "$wt" > /dev/null 2>&1' EXIT
 # after the last topic branch belong to the last topic (tree.sh export).
 series() {
 	local prev=$base t c i=0
-	for t in $(git -C "$TREE" for-each-ref --format='%(refname:short)' 'refs/heads/[0-9][0-9]-*' | LC_ALL=C sort) ""; do
+	for t in $("$REPO/scripts/tree.sh" topics) ""; do
 		[ -z "$t" ] || i=0
 		for c in $(git -C "$TREE" rev-list --reverse "$prev..${t:-HEAD}"); do
 			i=$((i + 1))

@@ -11,6 +11,7 @@
 #   tree.sh export    write TREE's commits back into patches/ (format-patch,
 #                     one folder per topic, cover letters kept)
 #   tree.sh status    say whether TREE matches patches/ (exit 0 if it does)
+#   tree.sh topics    TREE's topic branches, in order (for series-check.sh)
 #
 # Environment (defaults in parentheses):
 #   TREE           kernel tree ($BUILD_DIR/linux)
@@ -279,5 +280,6 @@ fresh) cmd_fresh ;;
 export) cmd_export ;;
 status) cmd_status ;;
 generation) stamp_get generation ;;
-*) sed -n '3,27s/^# \{0,1\}//p' "$0"; exit 2 ;;
+topics) tree_topics ;;
+*) sed -n '3,28s/^# \{0,1\}//p' "$0"; exit 2 ;;
 esac
