@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-# KUnit suite unwind_user_sframe (built in, run at boot): the SFrame
-# decoder on crafted sections and on the binutils 2.46 vectors, the
-# registry, the unwinder on made-up stacks; every case of the source
-# passed.
+# KUnit suites of the SFrame unwinder (built in, run at boot), one per
+# file of kernel/unwind/: the decoder on crafted sections (decode), the
+# header and lookup errors and faults (errors), the binutils 2.46 vectors
+# (vectors), the registry and the unwinder on made-up stacks (unwind);
+# every case of each source passed.
 . "$(dirname "$0")/lib.sh"
-kunit_suite unwind_user_sframe kernel/unwind/sframe_kunit.c CONFIG_UNWIND_USER_SFRAME_KUNIT_TEST
+for s in decode errors vectors unwind; do
+	echo "## unwind_user_sframe_$s"
+	(kunit_suite unwind_user_sframe_$s kernel/unwind/sframe_kunit_$s.c \
+		CONFIG_UNWIND_USER_SFRAME_KUNIT_TEST) || fail "unwind_user_sframe_$s"
+done
