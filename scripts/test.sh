@@ -90,6 +90,7 @@ if [ $variant = guest ]; then
 		fi | tee -a "$results"
 		rm -f "$out/host.$$"
 	done
+	unset TMP
 	phase "host tests done"
 fi
 

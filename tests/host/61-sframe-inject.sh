@@ -27,9 +27,9 @@ SAN=$OUT/inject-test-san
 T=$(mktemp -d "${TMPDIR:-/tmp}/sframe-inject.XXXXXX") || exit 1
 if [ "${KEEP:-}" = 1 ]; then
 	echo "# keeping $T"
-	trap 'rm -rf "$HT"; tap_done' EXIT
 else
-	trap 'rm -rf "$T" "$HT"; tap_done' EXIT
+	inject_cleanup() { rm -rf "$T" "$HT"; }
+	tap_cleanup=inject_cleanup
 fi
 export ASAN_OPTIONS=exitcode=99:detect_leaks=1
 export UBSAN_OPTIONS=exitcode=98:print_stacktrace=1:halt_on_error=1

@@ -551,7 +551,7 @@ done
 if [ -n "$missing" ] || ! command -v "$PY" >/dev/null ||
    ! command -v objcopy >/dev/null; then
 	echo "missing:$missing (or python3, objcopy)" >"$T/why"
-	not_ok "build and fixtures present" "$T/why"
+	not_ok "build and fixtures present" "@$T/why"
 	echo "1 checks: 0 passed, 1 failed"
 	exit 1
 fi
@@ -599,7 +599,7 @@ else
 	timeout 120 "$STUB" -o "$T/abi.log" -- "$PY" "$T/sftool.py" abi \
 		>"$T/abi.out" 2>&1
 	echo $? >"$T/abi.rc"
-	tap_count cat "$T/abi.out"
+	tap_count "prctl-stub ABI cases" cat "$T/abi.out"
 	check "prctl-stub: all 16 ABI cases ran" \
 		sh -c "[ \$(cat '$T/abi.rc') = 0 ] &&
 		       [ \$(grep -c '^ok - stub ABI' '$T/abi.out') = 16 ] ||
@@ -615,14 +615,14 @@ stub loop -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/sc" \
 check "loop: exit status 0" rc_is loop 0
 check "loop: no stderr (libloop-a/b, libc: no SFrame, skipped silently)" \
 	no_stderr loop
-tap_count tool check-loop loop "$T/loop.log" "$T/loop.out" $((2 * N + 2)) \
+tap_count "check-loop loop" tool check-loop loop "$T/loop.log" "$T/loop.out" $((2 * N + 2)) \
 	"$PTLIB=pt" "$SC_SPEC"
 
 # the same with program headers from the file, and the debug log
 stub filephdr -- env LD_AUDIT="$AF" SFRAME_SIDECAR_DIR="$T/sc" \
 	SFRAME_AUDIT_DEBUG=1 "$LOOP" 5 "$PTLIB" "$SIDE" "$OUT/libloop-a.so"
 check "loop, phdrs from the file: exit status 0" rc_is filephdr 0
-tap_count tool check-loop "loop, phdrs from the file" "$T/filephdr.log" \
+tap_count "check-loop loop, phdrs from the file" tool check-loop "loop, phdrs from the file" "$T/filephdr.log" \
 	"$T/filephdr.out" 12 "$PTLIB=pt" "$SC_SPEC"
 debug_log() {
 	local a r
@@ -641,7 +641,7 @@ check "SFRAME_AUDIT_DEBUG=1: logs every add, remove and skip" debug_log
 stub plt -- env LD_AUDIT="$A" "$VEC/vec_plt" 10
 check "vec_plt: exit status 0" rc_is plt 0
 check "vec_plt: no stderr" no_stderr plt
-tap_count tool check-pt vec_plt "$T/plt.log" "$VEC/libvec.so"
+tap_count "check-pt vec_plt" tool check-pt vec_plt "$T/plt.log" "$VEC/libvec.so"
 stub pltdbg -- env LD_AUDIT="$A" SFRAME_AUDIT_DEBUG=1 "$VEC/vec_plt" 10
 check "vec_plt: libc.so.6 (no .sframe) looked at and skipped silently" \
 	grep -q 'skip .*/libc.so.6: no PT_GNU_SFRAME, no sidecar' "$T/pltdbg.err"
@@ -655,7 +655,7 @@ LDSO=$(readelf -lW "$VEC/vec_plt" | sed -n 's/.*interpreter: \(.*\)]/\1/p')
 stub ldso -- env LD_AUDIT="$A" "$LDSO" "$VEC/vec_plt" 10
 check "ld.so vec_plt: exit status 0, no stderr" \
 	sh -c "[ \$(cat '$T/ldso.rc') = 0 ] && [ ! -s '$T/ldso.err' ]"
-tap_count tool check-pt "ld.so vec_plt" "$T/ldso.log" "$VEC/vec_plt" "$VEC/libvec.so"
+tap_count "check-pt ld.so vec_plt" tool check-pt "ld.so vec_plt" "$T/ldso.log" "$VEC/vec_plt" "$VEC/libvec.so"
 
 # ---- 6. other sidecars ----
 for v in v2 v2abs; do
@@ -663,7 +663,7 @@ for v in v2 v2abs; do
 		"$LOOP" 5 "$SIDE"
 	check "sidecar $v: exit status 0, no stderr" \
 		sh -c "[ \$(cat '$T/$v.rc') = 0 ] && [ ! -s '$T/$v.err' ]"
-	tap_count tool check-loop "sidecar $v" "$T/$v.log" "$T/$v.out" 5 \
+	tap_count "check-loop sidecar $v" tool check-loop "sidecar $v" "$T/$v.log" "$T/$v.out" 5 \
 		"$SIDE=side:$T/$v/libvec-side.so.sframe"
 done
 
@@ -675,7 +675,7 @@ stub rp -- env -u SFRAME_SIDECAR_DIR LD_AUDIT="$A" "$LOOP" 3 \
 	"$T/link/libvec-link.so"
 check "sidecar at realpath.sframe (opened through a symlink): status 0, no stderr" \
 	sh -c "[ \$(cat '$T/rp.rc') = 0 ] && [ ! -s '$T/rp.err' ]"
-tap_count tool check-loop "sidecar at realpath" "$T/rp.log" "$T/rp.out" 3 \
+tap_count "check-loop sidecar at realpath" tool check-loop "sidecar at realpath" "$T/rp.log" "$T/rp.out" 3 \
 	"$T/link/libvec-link.so=side:$T/rp/libvec-rp.so.sframe"
 
 # ---- 7. bad sidecars: one message naming the file, no add ----
@@ -947,14 +947,14 @@ gen_tests() {
 			# shellcheck disable=SC2086
 			"$GEN" $opts -o "$T/gen-$v/libloop-$l.so.sframe" \
 				"$OUT/libloop-$l.so" >"$T/why" 2>&1 ||
-				{ not_ok "sframe-gen $opts libloop-$l.so" "$T/why"
+				{ not_ok "sframe-gen $opts libloop-$l.so" "@$T/why"
 				  return; }
 		done
 		stub "gen-$v" -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/gen-$v" \
 			"$LOOP" 10 "$OUT/libloop-a.so" "$OUT/libloop-b.so"
 		check "sframe-gen $v sidecars: exit status 0, no stderr" \
 			sh -c "[ \$(cat '$T/gen-$v.rc') = 0 ] && [ ! -s '$T/gen-$v.err' ]"
-		tap_count tool check-loop "sframe-gen $v sidecars" "$T/gen-$v.log" \
+		tap_count "check-loop sframe-gen $v sidecars" tool check-loop "sframe-gen $v sidecars" "$T/gen-$v.log" \
 			"$T/gen-$v.out" 22 \
 			"$OUT/libloop-a.so=side:$T/gen-$v/libloop-a.so.sframe" \
 			"$OUT/libloop-b.so=side:$T/gen-$v/libloop-b.so.sframe"
@@ -962,24 +962,24 @@ gen_tests() {
 	if [ -e "$T/v1/libloop-v1.so" ]; then
 		mkdir -p "$T/gen-v1"
 		"$GEN" -o "$T/gen-v1/libloop-v1.so.sframe" "$T/v1/libloop-v1.so" \
-			>"$T/why" 2>&1 || { not_ok "sframe-gen libloop-v1.so" "$T/why"
+			>"$T/why" 2>&1 || { not_ok "sframe-gen libloop-v1.so" "@$T/why"
 					    return; }
 		stub gen-v1 -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/gen-v1" \
 			"$LOOP" 3 "$T/v1/libloop-v1.so"
 		check "v1 PT_GNU_SFRAME + sframe-gen sidecar: the sidecar is used, no message" \
 			sh -c "[ \$(cat '$T/gen-v1.rc') = 0 ] && [ ! -s '$T/gen-v1.err' ]"
-		tap_count tool check-loop "v1 PT_GNU_SFRAME + sidecar" "$T/gen-v1.log" \
+		tap_count "check-loop v1 PT_GNU_SFRAME + sidecar" tool check-loop "v1 PT_GNU_SFRAME + sidecar" "$T/gen-v1.log" \
 			"$T/gen-v1.out" 3 \
 			"$T/v1/libloop-v1.so=side:$T/gen-v1/libloop-v1.so.sframe"
 	fi
 	"$GEN" -i -o "$T/gen-inj/libloop-a.so" "$OUT/libloop-a.so" \
-		>"$T/why" 2>&1 || { not_ok "sframe-gen -i libloop-a.so" "$T/why"
+		>"$T/why" 2>&1 || { not_ok "sframe-gen -i libloop-a.so" "@$T/why"
 				    return; }
 	stub gen-inj -- env LD_AUDIT="$A" "$LOOP" 10 "$T/gen-inj/libloop-a.so" \
 		"$OUT/libloop-b.so"
 	check "sframe-gen -i (PT_GNU_SFRAME): exit status 0, no stderr" \
 		sh -c "[ \$(cat '$T/gen-inj.rc') = 0 ] && [ ! -s '$T/gen-inj.err' ]"
-	tap_count tool check-loop "sframe-gen -i" "$T/gen-inj.log" "$T/gen-inj.out" 11 \
+	tap_count "check-loop sframe-gen -i" tool check-loop "sframe-gen -i" "$T/gen-inj.log" "$T/gen-inj.out" 11 \
 		"$T/gen-inj/libloop-a.so=pt"
 
 	# A libc sidecar: the program's libc and the audit module's own copy
@@ -989,7 +989,7 @@ gen_tests() {
 	libc=$(ldd "$VEC/vec_plt" | sed -n 's/.*libc\.so\.6 => \(\S*\).*/\1/p')
 	mkdir -p "$T/gen-own"
 	"$GEN" -o "$T/gen-own/libc.so.6.sframe" "$libc" >"$T/why" 2>&1 ||
-		{ not_ok "sframe-gen $libc" "$T/why"; return; }
+		{ not_ok "sframe-gen $libc" "@$T/why"; return; }
 	stub own -- env LD_AUDIT="$A" SFRAME_SIDECAR_DIR="$T/gen-own" \
 		"$VEC/vec_plt" 10
 	own_ns() {

@@ -155,7 +155,7 @@ row() {
 	G=$T/good G3=$T/good.v3 G2=$T/good.v2 B=$B O=$T/good.o G32=$T/good32 \
 		MK=$MK GEN=$GEN bash -c "$make" > "$T/mk.out" 2>&1
 	if [ $? != 0 ] || [ ! -e "$B" ]; then
-		not_ok "$name (making the input)" "$T/mk.out"
+		not_ok "$name (making the input)" "@$T/mk.out"
 		return
 	fi
 	for t in $tools; do

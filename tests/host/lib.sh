@@ -2,13 +2,14 @@
 # Sourced by the host tests: the paths (REPO, BUILD_DIR, TREE), the
 # result helpers of tests/lib/tap.sh (ok, not_ok, skip, check, ...; the
 # test ends with "N passed, N failed, N skipped" of its checks), $HT, a
-# directory removed at exit, and expect.
+# directory removed at exit (by tap_cleanup), and expect.
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/paths.sh"
 . "$REPO/tests/lib/tap.sh"
 SFRAME_TOOLS=$BUILD_DIR/sframe-tools
 WORKLOADS=$BUILD_DIR/workloads
 HT=$(mktemp -d /tmp/hosttest.XXXXXX)
-trap 'rm -rf "$HT"; tap_done' EXIT
+host_cleanup() { rm -rf "$HT"; }
+tap_cleanup=host_cleanup
 
 # expect NAME WANT_STATUS WANT_TEXT -- CMD...: run CMD, ok if it exits
 # with WANT_STATUS ("nonzero" for any failure) and its output contains
