@@ -55,7 +55,7 @@ fi
 # Fixed build identity: ccache hits across rebuilds, reproducible images.
 kmake=(make -C "$TREE" O="$OUT" ARCH=x86_64 CC="$cc" HOSTCC="$cc" -j"$JOBS"
        KBUILD_BUILD_USER=sframe KBUILD_BUILD_HOST=qemu
-       KBUILD_BUILD_TIMESTAMP="$(git -C "$TREE" log -1 --format=%cd)")
+       KBUILD_BUILD_TIMESTAMP="$(git -C "$TREE" log -1 --format=%cD)")
 
 cat "${frags[@]}" > "$OUT/fragment.config"
 if ! cmp -s "$OUT/fragment.config" "$OUT/.fragment.used" 2>/dev/null || [ ! -f "$OUT/.config" ]; then

@@ -4,11 +4,13 @@
 # deb.sh [BASE_CONFIG [NAME]] - installable Debian packages of the patched
 # kernel, perf and the SFrame tools, in $BUILD_DIR/deb/NAME/:
 #
-#   linux-image-VERSION-sframe_*.deb (and linux-headers, linux-libc-dev):
+#   linux-image-VERSION-sframe_*.deb (and linux-headers with modules):
 #	the kernel of TREE, configured from BASE_CONFIG (default: the
-#	running kernel's, /boot/config-$(uname -r)) with config/series.config
-#	merged on top (olddefconfig for the rest); built in
-#	$BUILD_DIR/kbuild/deb-NAME by the kernel's own "make bindeb-pkg";
+#	running kernel's, /boot/config-$(uname -r), an x86-64 one) with
+#	config/series.config merged on top (olddefconfig for the rest);
+#	built in $BUILD_DIR/kbuild/deb-NAME/obj by the kernel's own
+#	"make bindeb-pkg" (its linux-libc-dev is left out: it would replace
+#	the distribution's, which libc6-dev needs);
 #   perf-sframe_*.deb: /usr/bin/perf of make perf; it replaces Debian's
 #	linux-perf, whose /usr/bin/perf it is;
 #   sframe-tools_*.deb: sframe-gen, sframe-dump, sframe-check in /usr/bin,
@@ -28,11 +30,19 @@ case $name in
 esac
 [ -f "$base" ] || { echo "deb: base configuration $base: no such file (BASE_CONFIG=...)" >&2; exit 1; }
 base=$(realpath "$base")
+grep -qx 'CONFIG_X86_64=y' "$base" ||
+	{ echo "deb: $base is not an x86-64 kernel configuration (no CONFIG_X86_64=y)" >&2; exit 1; }
 for t in dpkg-buildpackage dpkg-shlibdeps dpkg-deb; do
 	command -v $t > /dev/null || { echo "deb: no $t (apt-get install dpkg-dev)" >&2; exit 1; }
 done
-obj=$BUILD_DIR/kbuild/deb-$name
+# bindeb-pkg writes its packages into the parent of the object directory:
+# one parent per NAME, so that two builds never take each other's
+obj=$BUILD_DIR/kbuild/deb-$name/obj
+top=${obj%/obj}
 out=$BUILD_DIR/deb/$name
+mkdir -p "$top"
+exec 9> "$top/.lock"
+flock -n 9 || { echo "deb: another make deb of $name runs (lock $top/.lock)" >&2; exit 1; }
 perf=$BUILD_DIR/perf/perf
 tools=$BUILD_DIR/sframe-tools
 for f in "$perf" "$tools/sframe-gen" "$tools/sframe-dump" "$tools/sframe-check" \
@@ -42,16 +52,20 @@ done
 
 # ---- the kernel ----
 use_objdir "$obj" deb
-kmake=(make -C "$TREE" O="$obj" ARCH=x86_64 CC="$cc" HOSTCC="$cc" -j"$JOBS"
-       LOCALVERSION=-sframe KBUILD_BUILD_USER=sframe KBUILD_BUILD_HOST=deb
-       KBUILD_BUILD_TIMESTAMP="$(git -C "$TREE" log -1 --format=%cd)")
+kmake=(make --no-print-directory -C "$TREE" O="$obj" ARCH=x86_64 CC="$cc" HOSTCC="$cc"
+       -j"$JOBS" LOCALVERSION=-sframe KBUILD_BUILD_USER=sframe KBUILD_BUILD_HOST=deb
+       KBUILD_BUILD_TIMESTAMP="$(git -C "$TREE" log -1 --format=%cD)")
 # configure again only when the base or the series' options changed
 cat "$base" "$REPO/config/series.config" > "$obj/base+series.config"
 if ! cmp -s "$obj/base+series.config" "$obj/.base+series.used" 2>/dev/null ||
    [ ! -f "$obj/.config" ]; then
 	cp "$base" "$obj/.config"
 	"$TREE/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" \
-		"$REPO/config/series.config" > "$obj/merge.log"
+		"$REPO/config/series.config" > "$obj/merge.log" 2>&1 || {
+		cat "$obj/merge.log" >&2
+		echo "deb: merging config/series.config onto $base failed" >&2
+		exit 1
+	}
 	# a distribution's signing keys are not here: build without them
 	for k in SYSTEM_TRUSTED_KEYS SYSTEM_REVOCATION_KEYS; do
 		v=$("$TREE/scripts/config" --file "$obj/.config" --state $k)
@@ -68,9 +82,8 @@ fi
 	exit 1
 }
 krel=$("${kmake[@]}" -s kernelrelease)
-# bindeb-pkg leaves the packages in the parent of the object directory
-rm -f "$BUILD_DIR"/kbuild/linux-*.deb "$BUILD_DIR"/kbuild/linux-upstream_* "$BUILD_DIR"/kbuild/*.buildinfo \
-	"$BUILD_DIR"/kbuild/*.changes
+[[ $krel =~ ^[0-9][A-Za-z0-9.+~-]*$ ]] || { echo "deb: kernel release '$krel'?" >&2; exit 1; }
+rm -f "$top"/*.deb "$top"/*.buildinfo "$top"/*.changes
 "${kmake[@]}" -s KDEB_PKGVERSION="$krel-1" bindeb-pkg > "$obj/bindeb-pkg.log" 2>&1 || {
 	tail -n 30 "$obj/bindeb-pkg.log" >&2
 	echo "deb: make bindeb-pkg failed (all of it in $obj/bindeb-pkg.log)" >&2
@@ -78,8 +91,9 @@ rm -f "$BUILD_DIR"/kbuild/linux-*.deb "$BUILD_DIR"/kbuild/linux-upstream_* "$BUI
 }
 rm -rf "$out"
 mkdir -p "$out"
-mv "$BUILD_DIR"/kbuild/linux-*.deb "$out/"
-rm -f "$BUILD_DIR"/kbuild/linux-upstream_* "$BUILD_DIR"/kbuild/*.buildinfo "$BUILD_DIR"/kbuild/*.changes
+rm -f "$top"/linux-libc-dev_*.deb
+mv "$top"/linux-*.deb "$out/"
+rm -f "$top"/*.buildinfo "$top"/*.changes
 
 # ---- perf and the SFrame tools: dpkg-deb on a staged tree ----
 # debpkg NAME DESCRIPTION EXTRA-CONTROL-LINES FILE:DEST...

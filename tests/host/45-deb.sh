@@ -15,12 +15,14 @@ base=$BUILD_DIR/kbuild/nounwind/.config
 vm=$REPO/scripts/vm
 prog=$WORKLOADS/chain-sframe3
 
-pkg() { ls "$debs"/$1_*.deb 2> /dev/null | head -n 1; }
+pkg() { ls "$debs"/$1_*.deb 2> /dev/null | grep -v -- '-dbg_' | head -n 1; }
 image=$(pkg 'linux-image-*')
 perfdeb=$(pkg perf-sframe)
 toolsdeb=$(pkg sframe-tools)
 check "make deb-test made the kernel, perf and SFrame tools packages" \
-	test -f "$image" -a -f "$perfdeb" -a -f "$toolsdeb" -a -f "$(pkg linux-libc-dev)"
+	test -f "$image" -a -f "$perfdeb" -a -f "$toolsdeb"
+check "no linux-libc-dev, which would replace the distribution's" \
+	test -z "$(pkg linux-libc-dev)"
 [ -f "$image" ] && [ -f "$perfdeb" ] && [ -f "$toolsdeb" ] || exit 1
 
 # every package is well formed: dpkg-deb reads its control file
