@@ -53,12 +53,13 @@ kunit_suite() {
 	cases=$(sed -n 's/^\s*KUNIT_CASE(\([a-z0-9_]*\)),$/\1/p' "$src")
 	want=$(echo "$cases" | grep -c .)
 	[ "$want" -gt 0 ] || fail "no KUNIT_CASE in $src"
-	dmesg | sed 's/^\[[ 0-9.]*\] //' > "$TMP/dmesg" || fail "dmesg"
+	dmesg > "$TMP/dmesg.raw" || fail "dmesg"
+	sed 's/^\[[ 0-9.]*\] //' "$TMP/dmesg.raw" > "$TMP/dmesg"
 	# the suite's lines: from its "# Subtest: SUITE" to its "ok N SUITE"
 	sed -n "/^    # Subtest: $suite\$/,/^\(not \)\{0,1\}ok [0-9]* $suite\$/p" "$TMP/dmesg" \
 		> "$TMP/suite"
 	[ -s "$TMP/suite" ] || { grep -i kunit "$TMP/dmesg"; fail "suite $suite did not run ($config?)"; }
-	grep -E '^    (not )?ok [0-9]+ |^    # .*pass:' "$TMP/suite"
+	grep -E '^    (not )?ok [0-9]+ |^# .*pass:' "$TMP/suite"
 	for c in $cases; do
 		grep -qE "^    ok [0-9]+ $c\$" "$TMP/suite" || fail "$suite: $c did not pass"
 	done
