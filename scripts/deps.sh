@@ -11,7 +11,7 @@ pkgs=(linux-source-6.12 build-essential flex bison bc libelf-dev libssl-dev
       libdw-dev libtraceevent-dev zlib1g-dev libzstd-dev liblzma-dev
       libcap-dev libnuma-dev gcc-multilib
       clang libclang-rt-dev gdb
-      gnuplot-nox debhelper)
+      gnuplot-nox debhelper shellcheck)
 
 missing=()
 for p in "${pkgs[@]}"; do
