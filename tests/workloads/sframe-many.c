@@ -25,6 +25,21 @@
 #define PR_ADD_SFRAME	79
 #endif
 
+/*
+ * Touch the stack that printing an error takes (an unbuffered stderr
+ * formats into a buffer on the stack) before the registrations: at the
+ * cgroup's limit, a page fault there would wake the cgroup's OOM killer,
+ * where the test wants ENOMEM from PR_ADD_SFRAME and an exit.
+ */
+static __attribute__((noinline)) void prefault_stack(void)
+{
+	volatile char buf[64 << 10];
+	size_t i;
+
+	for (i = 0; i < sizeof(buf); i += 256)
+		buf[i] = 0;
+}
+
 static void wait_line(void)
 {
 	char line[64];
@@ -56,6 +71,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		sf_write(data + i * SF_FUNC_SIZE, (uintptr_t)text + i * SF_FUNC_SIZE,
 			 SF_FRE_INFO_GOOD);
+	prefault_stack();
+	(void)strerror(ENOMEM);
 	printf("mapped\n");
 	wait_line();
 	for (i = 0; i < n; i++) {
