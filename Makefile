@@ -33,7 +33,7 @@ LOADS := OUT=$(WORKLOADS) KHDR=$(KHDR) SFRAME_GEN=$(SFRAME_TOOLS)/sframe-gen
 .PHONY: help deps tree tree-reset tree-status export kernel \
 	$(addprefix kernel-,$(KVARIANTS)) perf perf-asan workloads kfuzz-load sframe-tools-asan \
 	soak-load selftests build test-build soak-build bench-build demo-build \
-	test test-debug bench demo vm checkpatch perf-test-suite sframe-tools \
+	test test-debug bench bench-unwind demo vm checkpatch perf-test-suite sframe-tools \
 	fuzz kfuzz soak series-check deb deb-test
 
 help:
@@ -63,6 +63,7 @@ help:
 	@echo "make checkpatch   scripts/checkpatch.pl on every patch of the series"
 	@echo "make series-check build the state after every patch: which one breaks (scripts/series-check.sh)"
 	@echo "make bench        benchmarks in the guest, report in $(BUILD_DIR)/bench-results"
+	@echo "make bench-unwind the kernel unwinder's cost per frame and per sample alone"
 	@echo "make deb          Debian packages in $(BUILD_DIR)/deb/\$$DEB_NAME (host): the kernel configured from"
 	@echo "                  BASE_CONFIG (/boot/config-\$$(uname -r)) + config/series.config, perf, the SFrame tools"
 	@echo "make perf-test-suite  whole perf test suite in the guest, before/after the perf patches"
@@ -133,6 +134,8 @@ test-debug:
 	@$(REPO)/scripts/test.sh --debug
 bench:
 	@$(REPO)/scripts/bench.sh
+bench-unwind:
+	@BENCH_ONLY=unwind $(REPO)/scripts/bench.sh
 perf-test-suite: build
 	@$(REPO)/scripts/perf-test-suite.sh
 demo:

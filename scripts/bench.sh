@@ -16,7 +16,8 @@
 # BENCH_BUILD=0 builds none of kernel, tree and perf (uses what is there:
 # for a tree with work in progress); the benchmark programs are built.
 # unwind: BENCH_UNWIND_FDES (100 1000 10000 100000 1000000),
-# BENCH_UNWIND_DEPTHS (32 128), BENCH_UNWIND_ITERS (2000),
+# BENCH_UNWIND_DEPTHS (32 96: a user callchain has at most
+# kernel.perf_event_max_stack entries, 127 by default), BENCH_UNWIND_ITERS (2000),
 # BENCH_UNWIND_REPS (3); BENCH_ICOUNT=off boots without -icount (unwind
 # and profile).
 # profile: BENCH_PROFILE_FREQS (1000 4000 10000), BENCH_PROFILE_MS (1000:
@@ -144,7 +145,7 @@ if run unwind; then
 	"$REPO/scripts/vm" --kernel "$kernel" "${vmargs[@]}" --log "$out/kernel-unwind.log" -- \
 		"$REPO/tests/bench/unwind-run.sh" "$u" "$unwind_fdes" \
 		-n "${BENCH_UNWIND_ITERS:-2000}" -r "${BENCH_UNWIND_REPS:-3}" \
-		${BENCH_UNWIND_DEPTHS:-32 128} > "$out/unwind-raw.txt" 2>&1 || {
+		${BENCH_UNWIND_DEPTHS:-32 96} > "$out/unwind-raw.txt" 2>&1 || {
 		cat "$out/unwind-raw.txt"
 		echo "bench: unwind-bench failed" >&2
 		exit 1
@@ -263,13 +264,19 @@ fi
 	echo "(the unwinder alone), and \"+ record\" with the"
 	echo "PERF_RECORD_CALLCHAIN_DEFERRED written, as perf record pays it; every"
 	echo "record is checked (that many ips, the last one in the outermost frame)."
+	echo "SFrame is measured twice: with the kernel's per-task cache of the rules"
+	echo "of recent addresses (the steady state of a profile) and without it"
+	echo "(/sys/kernel/debug/unwind_user/sframe_cache N: every lookup searches the"
+	echo "section, as the first unwind through code does). The frame-pointer"
+	echo "build is also sampled with plain callchains (--call-graph fp: the walk"
+	echo "in the fault handler), the per-sample reference."
 	echo "$unwind_clock"
 	echo "What noise remains is interrupts landing in a run, which only add: the"
 	echo "shortest of the runs is taken, their spread is on the last lines."
 	echo "Building the programs took ${build_s} s in this run (0 when cached in"
 	echo "\$BUILD_DIR/bench/unwind)."
 	echo
-	cat "$out/unwind.txt"
+	grep -v '^bench: ' "$out/unwind.txt"
 	echo
 	echo "![ns per frame vs FDEs](unwind-cost.png)"
 	fi
@@ -316,7 +323,7 @@ fi
 	echo "measured silently. This section took $((profile_s / 60)) min $((profile_s % 60)) s"
 	echo "($((profile_guest_s / 60)) min $((profile_guest_s % 60)) s in the guest)."
 	echo
-	cat "$out/profile.txt"
+	grep -v '^bench: ' "$out/profile.txt"
 	echo
 	echo "![slowdown vs sampling frequency](profile-slowdown.png)"
 	echo "![perf.data bytes per sample](profile-bytes.png)"
@@ -324,3 +331,14 @@ fi
 } > "$out/report.md"
 cat "$out/report.md"
 echo "bench: report in $out/report.md"
+# The targets, one line each: "bench: NAME VALUE GOAL ok|miss", also at
+# the end of the report.
+echo
+echo "## Targets" >> "$out/report.md"
+echo >> "$out/report.md"
+for s in unwind profile; do
+	if run $s; then
+		grep -E '^bench: [^ ]+ [^ ]+ [^ ]+ (ok|miss)$' "$out/$s.txt" | tee -a "$out/report.md" ||
+			{ echo "bench: no target lines in $out/$s.txt" >&2; exit 1; }
+	fi
+done

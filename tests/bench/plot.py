@@ -108,17 +108,18 @@ plot {", ".join(plots + labels)}
 
 def unwind(path, out):
     text = open(path).read()
-    if not text.lstrip().startswith('|'):
+    if re.search(r'^fdes=', text, re.M):
         # raw measurements: make the tables first
         text = subprocess.run([sys.executable, os.path.join(HERE, 'unwind-report.py'), path],
                               capture_output=True, text=True, check=True).stdout
     rows = []
     for line in text.splitlines():
         cols = [c.strip().strip('*') for c in line.strip().strip('|').split('|')]
-        if len(cols) == 9 and re.fullmatch(r'\d+', cols[0]):
+        # FDEs, log2, frames, SFrame, cold, FP, 2 ratios, + record: SFrame, FP, ratio
+        if len(cols) == 11 and re.fullmatch(r'\d+', cols[0]):
             n = int(cols[0])
             vals = []
-            for c in (cols[3], cols[4], cols[6], cols[7]):
+            for c in (cols[3], cols[4], cols[5], cols[8], cols[9]):
                 try:
                     vals.append(float(c))
                 except ValueError:
@@ -130,9 +131,10 @@ def unwind(path, out):
         sys.exit(f'plot.py: no "FDEs | ... | ns/frame" table in {path}')
     plots = [
         '$u using 1:2 with linespoints lw 2 pt 7 lc rgb "#2ca02c" title "SFrame, unwinder"',
-        '$u using 1:3 with linespoints lw 2 pt 5 lc rgb "#1f77b4" title "frame pointers, unwinder"',
-        '$u using 1:4 with linespoints lw 2 pt 7 dt 2 lc rgb "#2ca02c" title "SFrame, + record"',
-        '$u using 1:5 with linespoints lw 2 pt 5 dt 2 lc rgb "#1f77b4" title "frame pointers, + record"',
+        '$u using 1:3 with linespoints lw 2 pt 9 lc rgb "#d62728" title "SFrame cold (no cache), unwinder"',
+        '$u using 1:4 with linespoints lw 2 pt 5 lc rgb "#1f77b4" title "frame pointers, unwinder"',
+        '$u using 1:5 with linespoints lw 2 pt 7 dt 2 lc rgb "#2ca02c" title "SFrame, + record"',
+        '$u using 1:6 with linespoints lw 2 pt 5 dt 2 lc rgb "#1f77b4" title "frame pointers, + record"',
     ]
     gnuplot(block('u', rows) + f'''
 set title "Kernel unwinder: cost per user frame vs FDEs in the SFrame section"

@@ -319,6 +319,14 @@ def main():
         print(f'{guest}.')
     for w in warnings:
         print(f'- note: {w}')
+    # The target: fp,defer on the no-fp build with SFrame slows the program
+    # less than fp on the fp build (its own cost included), at every rate.
+    print()
+    for fq in freqs:
+        d, p = by.get(('fp,defer', fq)), by.get(('fp', fq))
+        v = d['slowdown'][0] / p['slowdown'][0] if d and p else float('nan')
+        ok = 'ok' if v <= 1.0 else 'miss'
+        print(f'bench: profile-fp,defer/fp-{fq / 1000:g}kHz {v:.3f} 1.000 {ok}')
     with open(args.json, 'w') as f:
         json.dump({'cells': cells, 'none': nop, 'freqs': freqs}, f, indent=1)
     if fails:

@@ -19,7 +19,10 @@
  *           unwind of DEPTH frames at the return to user space, whose
  *           result goes nowhere;
  *   defer   as perf record --call-graph fp,defer: the same, plus one
- *           PERF_RECORD_CALLCHAIN_DEFERRED of DEPTH ips.
+ *           PERF_RECORD_CALLCHAIN_DEFERRED of DEPTH ips;
+ *   fp      as perf record --call-graph fp: the sample's callchain has
+ *           the user stack, walked with frame pointers in the fault
+ *           handler (only the frame-pointer build gives whole stacks).
  *
  * Which unwinder runs depends on the build: with frame pointers and no
  * SFrame, the frame-pointer walk; without frame pointers and with SFrame
@@ -142,6 +145,7 @@ static int perf_open(struct perf_event_attr *attr, int group)
 }
 
 struct result {
+	int sample_chains;	/* the samples' callchains are counted */
 	uint64_t samples, records, lost, other, top_ok, bad;
 	uint64_t nr_hist[4];	/* frames of the first distinct records */
 	uint64_t nr_count[4];
@@ -195,8 +199,12 @@ static void drain(struct perf_event_mmap_page *pc, struct result *r)
 		n = h.size;
 		for (i = 0; i < n; i++)
 			((unsigned char *)buf)[i] = data[(tail + i) & (size - 1)];
-		if (h.type == PERF_RECORD_SAMPLE)
+		if (h.type == PERF_RECORD_SAMPLE) {
 			r->samples++;
+			/* ip, pid/tid, time, then nr and the ips, as a record's */
+			if (r->sample_chains && n >= sizeof(h) + 5 * 8)
+				count_record(r, buf + 3, (n - sizeof(h)) / 8 - 2);
+		}
 		else if (h.type == PERF_RECORD_CALLCHAIN_DEFERRED)
 			count_record(r, buf + 1, (n - sizeof(h)) / 8);
 		else if (h.type == PERF_RECORD_LOST)
@@ -213,8 +221,8 @@ static uint64_t ns(const struct timespec *a, const struct timespec *b)
 	return (b->tv_sec - a->tv_sec) * 1000000000ull + b->tv_nsec - a->tv_nsec;
 }
 
-enum mode { BASE, UNWIND, DEFER };
-static const char *const mode_name[] = { "base", "unwind", "defer" };
+enum mode { BASE, UNWIND, DEFER, FP };
+static const char *const mode_name[] = { "base", "unwind", "defer", "fp" };
 
 static void measure(enum mode mode, int depth, int rep)
 {
@@ -249,8 +257,9 @@ static void measure(enum mode mode, int depth, int rep)
 	if (mode != BASE) {
 		attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
 		attr.exclude_callchain_kernel = 1;
-		attr.defer_callchain = 1;
+		attr.defer_callchain = mode != FP;
 	}
+	r.sample_chains = mode == FP;
 	fd[1] = perf_open(&attr, -1);
 	if (fd[1] < 0)
 		die("perf_event_open(page-faults)");
@@ -322,7 +331,7 @@ int main(int argc, char **argv)
 		goto usage;
 	if (!nd) {
 		depths[nd++] = 32;
-		depths[nd++] = 128;
+		depths[nd++] = 96;
 	}
 
 	pagesz = sysconf(_SC_PAGESIZE);
@@ -344,14 +353,16 @@ int main(int argc, char **argv)
 			measure(BASE, depths[i], j);
 			measure(UNWIND, depths[i], j);
 			measure(DEFER, depths[i], j);
+			measure(FP, depths[i], j);
 		}
 	return 0;
 
 usage:
 	fprintf(stderr, "usage: unwind-bench [-n ITERS] [-w WARMUP] [-r REPS] [DEPTH...]\n"
-		"  times ITERS (2000) sampled page faults at each DEPTH (32 128; >= 3\n"
-		"  frames), without callchains, with deferred unwinds and with deferred\n"
-		"  callchain records, REPS (3) times; prints one line of key=value\n"
-		"  counts per measurement.\n");
+		"  times ITERS (2000) sampled page faults at each DEPTH (32 96; >= 3\n"
+		"  frames), without callchains, with deferred unwinds, with deferred\n"
+		"  callchain records and with callchains walked at once with frame\n"
+		"  pointers, REPS (3) times; prints one line of key=value counts per\n"
+		"  measurement.\n");
 	return 2;
 }
